@@ -1,0 +1,139 @@
+// Package checker judges a recorded history: data safety (a porcupine
+// linearizability check of the inventory and an oversell audit), lock
+// safety (critical sections of different owners that overlap in time) and
+// liveness (units left unsold while buyers gave up, runs cut short).
+//
+// The checker reads histories only; it knows nothing of Redis or of the
+// lock implementations. Verdicts are values: a failed check is a Report
+// with Pass false and its reasons, never an error.
+package checker
+
+import (
+	"time"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+// The statuses a check can end in.
+const (
+	// OK means the check found nothing wrong.
+	OK Status = "ok"
+	// Illegal means the linearizability check proved a violation.
+	Illegal Status = "illegal"
+	// Unknown means the check could not decide (it timed out); never a pass.
+	Unknown Status = "unknown"
+	// Violated means a safety or liveness property was broken.
+	Violated Status = "violated"
+	// NotApplicable means the property does not apply (lock safety of an
+	// implementation without a lock).
+	NotApplicable Status = "n/a"
+)
+
+// Options tune a check. The zero value uses the documented defaults.
+type Options struct {
+	// Timeout bounds the linearizability search; default 10s. A search
+	// that runs out is reported as Unknown.
+	Timeout time.Duration
+	// MaxPairs is how many overlapping pairs to name; default 5.
+	MaxPairs int
+}
+
+// OpRef names one operation of a history.
+type OpRef struct {
+	// Index is the operation's position in History.Ops.
+	Index   int   `json:"index"`
+	Client  int32 `json:"client"`
+	Attempt int16 `json:"attempt"`
+	Node    int16 `json:"node"`
+	// From and To bound the critical section (ns since the run's start).
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Overlap is a pair of critical sections of different owners that
+// overlapped in time; B started while A still held the lock.
+type Overlap struct {
+	A OpRef `json:"a"`
+	B OpRef `json:"b"`
+	// Duration is how long both held the lock at once, in nanoseconds.
+	Duration int64 `json:"duration"`
+}
+
+// Linearizability is the result of the porcupine check of the inventory.
+type Linearizability struct {
+	Status Status `json:"status"`
+	// Ops is how many operations were checked (those that read the stock).
+	Ops int `json:"ops"`
+	// Segments is how many pieces the history was split into at quiescent
+	// points.
+	Segments int `json:"segments"`
+	// FirstIllegal bounds the first segment found illegal (ns), if any.
+	FirstIllegal *Window `json:"first_illegal,omitempty"`
+	// Elapsed is how long the check took, in nanoseconds.
+	Elapsed int64 `json:"elapsed"`
+}
+
+// Window is a span of the run, in nanoseconds since its start.
+type Window struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Data is the data-safety part of a report.
+type Data struct {
+	Status          Status          `json:"status"`
+	Linearizability Linearizability `json:"linearizability"`
+	// Sold counts attempts that told their buyer the unit was theirs.
+	Sold int64 `json:"sold"`
+	// Orders is the number of orders the store recorded.
+	Orders int64 `json:"orders"`
+	// Oversold counts orders not backed by stock: orders beyond what the
+	// counter lost (initial stock minus final stock), or beyond the stock.
+	Oversold int64 `json:"oversold"`
+	// DuplicateOrders counts orders beyond a user's first.
+	DuplicateOrders int64 `json:"duplicate_orders"`
+	// NegativeStock is true when the counter went below zero.
+	NegativeStock bool `json:"negative_stock,omitempty"`
+	// FinalStock is the counter's value after the run.
+	FinalStock int64 `json:"final_stock"`
+	// Indeterminate counts attempts whose write outcome is unknown.
+	Indeterminate int `json:"indeterminate"`
+}
+
+// Lock is the lock-safety part of a report.
+type Lock struct {
+	Status Status `json:"status"`
+	// Overlaps counts critical sections that began while a different
+	// owner still held the lock.
+	Overlaps int `json:"overlaps"`
+	// Pairs names the first few overlaps.
+	Pairs []Overlap `json:"pairs,omitempty"`
+}
+
+// Liveness is the liveness part of a report.
+type Liveness struct {
+	Status Status `json:"status"`
+	// Unsold is the stock left when buyers gave up (zero otherwise).
+	Unsold int64 `json:"unsold"`
+	// GaveUp counts buyers whose last attempt ended without an answer on
+	// the stock: gave up, failed, or still pending (crashed buyers aside).
+	GaveUp int `json:"gave_up"`
+	// CutShort is true when --timeout or an interrupt ended the run.
+	CutShort bool `json:"cut_short,omitempty"`
+}
+
+// Report is the checker's verdict on one history.
+type Report struct {
+	Data     Data     `json:"data"`
+	Lock     Lock     `json:"lock"`
+	Liveness Liveness `json:"liveness"`
+	// Pass is true when data safety and liveness hold, and lock safety
+	// holds for implementations whose safety rests on the lock (a fenced
+	// implementation's overlaps are reported in Notes instead).
+	Pass bool `json:"pass"`
+	// Reasons say why the verdict is fail, one sentence each.
+	Reasons []string `json:"reasons,omitempty"`
+	// Notes say what is worth knowing but does not fail the run.
+	Notes []string `json:"notes,omitempty"`
+}

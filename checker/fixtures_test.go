@@ -1,0 +1,271 @@
+package checker
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+var update = flag.Bool("update", false, "rewrite the fixtures in testdata/")
+
+// ms is the time unit of the hand-built fixtures: each step of an attempt
+// takes a millisecond, so windows read as whole milliseconds.
+const ms = int64(time.Millisecond)
+
+// header returns the header of a small fixture run.
+func header(impl string, stock int64, clients int) history.Header {
+	return history.Header{
+		Schema: history.SchemaVersion, Impl: impl, Backend: "fixture",
+		Nodes: 2, Clients: clients, Stock: stock, Attempts: 2,
+		Duration: 100 * ms,
+	}
+}
+
+// sold is a lock-protected attempt at t ms that read stock and wrote
+// stock-1.
+func sold(client int32, t, stock int64) history.Op {
+	return attempt(client, 0, t*ms, ms, stock, history.Applied, history.Sold)
+}
+
+// soldOut is a lock-protected attempt at t ms that read zero.
+func soldOut(client int32, t int64) history.Op {
+	return attempt(client, 0, t*ms, ms, 0, history.NoWrite, history.SoldOut)
+}
+
+// unanswered is a lock-protected attempt at t ms whose write got no answer.
+func unanswered(client int32, t, stock int64) history.Op {
+	return attempt(client, 0, t*ms, ms, stock, history.Indeterminate, history.Unknown)
+}
+
+// stale is an attempt that took the lock at 11 ms, read stock at 12-13 ms,
+// was paused past its lease, and wrote at 40-41 ms: the write is answered
+// w, and the lock released at 42 ms. The next owner (sold at 20) takes the
+// expired lock at 21 ms and buys at 22-25 ms.
+func stale(client int32, stock int64, token uint64, w history.WriteState, out history.Outcome) history.Op {
+	op := attempt(client, 0, 10*ms, ms, stock, w, out)
+	op.WriteCall, op.WriteReturn = 40*ms, 41*ms
+	op.ReleaseCall, op.Released, op.End = 42*ms, 43*ms, 44*ms
+	op.Token = token
+	return op
+}
+
+// lockless is an attempt without a lock that read stock over
+// [call, call+1] ms and wrote until ret ms (or answered then, without
+// writing, when w is NoWrite).
+func lockless(client int32, call, ret, stock int64, w history.WriteState, out history.Outcome) history.Op {
+	op := history.Op{
+		Client: client, Arrival: call * ms, Start: call * ms,
+		ReadCall: call * ms, ReadReturn: (call + 1) * ms, End: ret * ms,
+		Stock: stock, Write: w, Outcome: out,
+	}
+	if w == history.NoWrite {
+		op.ReadReturn = ret * ms
+	} else {
+		op.WriteCall, op.WriteReturn = (call+1)*ms, ret*ms
+	}
+	return op
+}
+
+// fixtures builds the histories in testdata/, by file name. The files are
+// the tests' input; these builders only say how they were made.
+var fixtures = map[string]func() *history.History{
+	// A sale guarded by a working lock: five units sold one after the
+	// other, two buyers too late, one who gave up on the busy lock.
+	"ok-sequential.jsonl": func() *history.History {
+		return &history.History{
+			Header: header("lua", 5, 8),
+			Final:  history.Final{Stock: 0, Orders: 5},
+			Ops: []history.Op{
+				sold(0, 10, 5), gaveUp(7, 0, 15*ms, ms, history.GaveUp),
+				sold(1, 20, 4), sold(2, 30, 3), sold(3, 40, 2), sold(4, 50, 1),
+				soldOut(5, 60), soldOut(6, 70),
+			},
+		}
+	},
+	// A holder paused past its lease: a second owner takes the lock, both
+	// read 5 and both write 4, one unit is sold twice.
+	"bad-overlap.jsonl": func() *history.History {
+		return &history.History{
+			Header: header("set-nx-ex", 5, 3),
+			Final:  history.Final{Stock: 3, Orders: 3},
+			Faults: []history.Fault{{Name: "pause-holder", Node: 0, Client: -1, Start: 14 * ms, End: 39 * ms, Params: "for=25ms"}},
+			Ops: []history.Op{
+				stale(0, 5, 0, history.Applied, history.Sold), sold(1, 20, 5), sold(2, 50, 4),
+			},
+		}
+	},
+	// A lockless atomic sale with concurrent buyers, quiet between four
+	// bursts.
+	"ok-segments.jsonl": func() *history.History {
+		h := &history.History{
+			Header: header("atomic", 5, 7),
+			Final:  history.Final{Stock: 0, Orders: 5},
+			Ops: []history.Op{
+				lockless(0, 10, 40, 5, history.Applied, history.Sold),
+				lockless(1, 20, 50, 4, history.Applied, history.Sold),
+				lockless(2, 60, 90, 3, history.Applied, history.Sold),
+				lockless(3, 70, 80, 2, history.Applied, history.Sold),
+				lockless(4, 100, 110, 1, history.Applied, history.Sold),
+				lockless(5, 120, 130, 0, history.NoWrite, history.SoldOut),
+				lockless(6, 125, 140, 0, history.NoWrite, history.SoldOut),
+			},
+		}
+		h.Header.Lockless = true
+		h.Header.Duration = 150 * ms
+		return h
+	},
+	// A write without an answer that did land: the next buyer reads 1.
+	"ok-indeterminate-applied.jsonl": func() *history.History {
+		return &history.History{
+			Header: header("lua", 3, 4),
+			Final:  history.Final{Stock: 0, Orders: 3},
+			Ops:    []history.Op{sold(0, 10, 3), unanswered(1, 20, 2), sold(2, 30, 1), soldOut(3, 40)},
+		}
+	},
+	// A write without an answer that never landed: the next buyer reads
+	// 2 again.
+	"ok-indeterminate-lost.jsonl": func() *history.History {
+		return &history.History{
+			Header: header("lua", 3, 5),
+			Final:  history.Final{Stock: 0, Orders: 3},
+			Ops: []history.Op{
+				sold(0, 10, 3), unanswered(1, 20, 2), sold(2, 30, 2), sold(3, 40, 1), soldOut(4, 50),
+			},
+		}
+	},
+	// A write without an answer cannot explain the reads after it:
+	// landing or not, nobody could read 1 right after 3 was written down
+	// to 2.
+	"bad-indeterminate.jsonl": func() *history.History {
+		return &history.History{
+			Header: header("lua", 3, 3),
+			Final:  history.Final{Stock: 0, Orders: 3},
+			Ops:    []history.Op{unanswered(0, 10, 3), sold(1, 20, 3), sold(2, 30, 1)},
+		}
+	},
+	// The fenced store refuses the paused holder's stale write: the lock
+	// overlapped, the data did not suffer.
+	"ok-fenced-refused.jsonl": func() *history.History {
+		return fenced(history.Refused, history.Rejected, 2)
+	},
+	// The same, with a store that let the stale write through.
+	"bad-fenced-applied.jsonl": func() *history.History {
+		return fenced(history.Applied, history.Sold, 3)
+	},
+	// No lock at all: five buyers race for three units.
+	"bad-oversell.jsonl": func() *history.History {
+		h := &history.History{
+			Header: header("none", 3, 5),
+			Final:  history.Final{Stock: 1, Orders: 5},
+			Ops: []history.Op{
+				lockless(0, 10, 20, 3, history.Applied, history.Sold),
+				lockless(1, 11, 21, 3, history.Applied, history.Sold),
+				lockless(2, 22, 30, 2, history.Applied, history.Sold),
+				lockless(3, 23, 31, 2, history.Applied, history.Sold),
+				lockless(4, 24, 32, 1, history.Applied, history.Sold),
+			},
+		}
+		h.Header.Lockless = true
+		return h
+	},
+	// One buyer bought twice: the one-order-per-user check let it through.
+	"bad-duplicate.jsonl": func() *history.History {
+		again := attempt(0, 1, 30*ms, ms, 3, history.Applied, history.Sold)
+		return &history.History{
+			Header: header("lua", 5, 2),
+			Final:  history.Final{Stock: 2, Orders: 3, DuplicateUsers: []int32{0}, DuplicateOrders: 1},
+			Ops:    []history.Op{sold(0, 10, 5), sold(1, 20, 4), again},
+		}
+	},
+	// A lock without expiry whose holder crashed: everyone after gives up
+	// with four units left.
+	"bad-unsold.jsonl": func() *history.History {
+		crashed := attempt(1, 0, 20*ms, ms, 4, history.NoWrite, history.Crashed)
+		crashed.ReleaseCall, crashed.Released, crashed.End = 0, 0, 0
+		crashed.Crash = 24 * ms
+		return &history.History{
+			Header: header("setnx", 5, 5),
+			Final:  history.Final{Stock: 4, Orders: 1},
+			Faults: []history.Fault{{Name: "crash-holder", Node: 1, Client: 1, Start: 24 * ms}},
+			Ops: []history.Op{
+				sold(0, 10, 5), crashed,
+				gaveUp(2, 0, 30*ms, ms, history.GaveUp), gaveUp(3, 0, 40*ms, ms, history.GaveUp),
+				gaveUp(4, 0, 50*ms, ms, history.GaveUp),
+			},
+		}
+	},
+	// A run ended by --timeout while a buyer was still waiting for its
+	// write: the sale is not over.
+	"bad-cut-short.jsonl": func() *history.History {
+		h := &history.History{
+			Header: header("lua", 2, 2),
+			Final:  history.Final{Stock: 1, Orders: 1},
+			Ops: []history.Op{
+				sold(0, 10, 2),
+				attempt(1, 0, 20*ms, ms, 1, history.Indeterminate, history.Pending),
+			},
+		}
+		h.Ops[1].ReleaseCall, h.Ops[1].Released, h.Ops[1].End = 0, 0, 0
+		h.Header.CutShort = true
+		h.Header.Duration = 30 * ms
+		return h
+	},
+}
+
+// fenced is a fenced run where a holder paused past its lease writes with
+// a stale token after the next owner bought: the store answers w.
+func fenced(w history.WriteState, out history.Outcome, orders int64) *history.History {
+	fresh := sold(1, 20, 5)
+	fresh.Token = 2
+	last := sold(2, 50, 4)
+	last.Token = 3
+	h := &history.History{
+		Header: header("fenced", 5, 3),
+		Final:  history.Final{Stock: 3, Orders: orders},
+		Ops:    []history.Op{stale(0, 5, 1, w, out), fresh, last},
+	}
+	h.Header.Fenced = true
+	return h
+}
+
+// load reads a fixture.
+func load(t testing.TB, name string) *history.History {
+	t.Helper()
+	h, err := history.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestFixtures keeps testdata/ in step with the builders above; run it
+// with -update to rewrite the files.
+func TestFixtures(t *testing.T) {
+	for name, build := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := history.Write(&buf, build()); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, buf.Bytes()) {
+				t.Errorf("%s differs from its builder; run go test -run TestFixtures -update", path)
+			}
+		})
+	}
+}

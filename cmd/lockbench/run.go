@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+	"github.com/spf13/pflag"
+)
+
+// runOpts are the flags of `lockbench run`.
+type runOpts struct {
+	impls        []string
+	clients      int
+	nodes        int
+	stock        int64
+	attempts     int
+	ramp         time.Duration
+	ttl          time.Duration
+	hold         time.Duration
+	reentry      int
+	workers      int
+	pool         int
+	redis        string
+	password     string
+	prefix       string
+	force        bool
+	seed         uint64
+	out          string
+	json         bool
+	timeout      time.Duration
+	checkTimeout time.Duration
+}
+
+const runExamples = `
+Examples:
+  # seed 003's flash sale: 20,000 buyers in one second, two nodes, stock 5,000
+  lockbench --impl=watchdog --clients=20000
+
+  # the unguarded sale oversells (exit 1); a JVM lock breaks across two nodes
+  lockbench --impl=none
+  lockbench --impl=local --nodes=1
+  lockbench --impl=local --nodes=2
+
+  # every implementation against a real Redis, results and histories saved
+  lockbench --impl=all --redis=127.0.0.1:6379 --out=run1
+
+  # nested acquisition three levels deep inside the critical section
+  lockbench --impl=reentrant,watchdog --reentry=3
+`
+
+func runFlags(o *runOpts) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringSliceVar(&o.impls, "impl", []string{"watchdog"}, "lock implementations, comma separated, or all (see lockbench list)")
+	fs.IntVar(&o.clients, "clients", 20000, "buyers")
+	fs.IntVar(&o.nodes, "nodes", 2, "simulated service instances, each with its own pool, lock, clock and timers")
+	fs.Int64Var(&o.stock, "stock", 5000, "initial inventory")
+	fs.IntVar(&o.attempts, "attempts", 1, "purchase attempts per buyer")
+	fs.DurationVar(&o.ramp, "ramp", time.Second, "window over which buyers arrive, evenly spread")
+	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's seed value, see lockbench list)")
+	fs.DurationVar(&o.hold, "hold", 0, "business time inside the critical section, between read and write")
+	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
+	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
+	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
+	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port); empty runs an embedded server")
+	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
+	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
+	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
+	fs.StringVar(&o.out, "out", "", "directory to write result.json and the histories to")
+	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
+	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
+	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
+	return fs
+}
+
+func runUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s\nExit codes: 0 pass, 1 a check failed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples)
+}
+
+// parseFlags fills o from args; help is true when --help was asked for.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) (help bool, err error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			runUsage(stdout, fs)
+			return true, nil
+		}
+		return false, usageErr("%v (see lockbench --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return false, usageErr("unexpected argument %q (see lockbench --help)", fs.Arg(0))
+	}
+	return false, nil
+}
+
+// validate checks the options and resolves the implementations.
+func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
+	var impls []locks.Impl
+	for _, name := range o.impls {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			impls = locks.All()
+			break
+		}
+		im, ok := locks.Lookup(name)
+		if !ok {
+			return nil, usageErr("--impl: unknown implementation %q; accepts all or a comma list of: %s", name, strings.Join(locks.Names(), ", "))
+		}
+		impls = append(impls, im)
+	}
+	if len(impls) == 0 {
+		return nil, usageErr("--impl: give at least one implementation")
+	}
+	switch {
+	case o.clients < 1:
+		return nil, usageErr("--clients must be at least 1, got %d", o.clients)
+	case o.nodes < 1:
+		return nil, usageErr("--nodes must be at least 1, got %d", o.nodes)
+	case o.stock < 0:
+		return nil, usageErr("--stock must not be negative, got %d", o.stock)
+	case o.attempts < 1 || o.attempts > 1000:
+		return nil, usageErr("--attempts must be between 1 and 1000, got %d", o.attempts)
+	case o.ramp < 0:
+		return nil, usageErr("--ramp must not be negative, got %v", o.ramp)
+	case o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond):
+		return nil, usageErr("--ttl must be at least 1ms (or 0 for each seed's default), got %v", o.ttl)
+	case o.hold < 0:
+		return nil, usageErr("--hold must not be negative, got %v", o.hold)
+	case o.reentry < 0:
+		return nil, usageErr("--reentry must not be negative, got %d", o.reentry)
+	case o.workers < 0:
+		return nil, usageErr("--workers must not be negative, got %d", o.workers)
+	case o.pool < 1:
+		return nil, usageErr("--pool must be at least 1, got %d", o.pool)
+	case o.timeout <= 0:
+		return nil, usageErr("--timeout must be positive, got %v", o.timeout)
+	case o.checkTimeout <= 0:
+		return nil, usageErr("--check-timeout must be positive, got %v", o.checkTimeout)
+	case o.redis == "" && (fs.Changed("prefix") || o.force || o.password != ""):
+		return nil, usageErr("--prefix, --force and --redis-password apply to a real Redis: give --redis too")
+	}
+	if o.reentry > 0 {
+		for _, im := range impls {
+			if !im.Reentrant && im.Guard == locks.GuardLock {
+				return nil, usageErr("--reentry: %s is not reentrant (a nested acquire would wait for itself); reentrant implementations: %s", im.Name, strings.Join(reentrant(), ", "))
+			}
+		}
+	}
+	return impls, nil
+}
+
+func reentrant() []string {
+	var out []string
+	for _, im := range locks.All() {
+		if im.Reentrant {
+			out = append(out, im.Name)
+		}
+	}
+	return out
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	var o runOpts
+	fs := runFlags(&o)
+	if help, err := parseFlags(fs, args, stdout); help || err != nil {
+		return err
+	}
+	impls, err := o.validate(fs)
+	if err != nil {
+		return err
+	}
+	if !fs.Changed("seed") {
+		o.seed = rand.Uint64()
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
+		}
+	}
+
+	// Ctrl-C ends the sale in progress; what was recorded is still checked
+	// and written. A second Ctrl-C kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+
+	backend, err := o.backend(ctx)
+	if err != nil {
+		return err
+	}
+	defer backend.Close()
+
+	result := &reports.Result{
+		Schema:  reports.SchemaVersion,
+		Version: buildVersion(),
+		Started: time.Now().UTC(),
+		Command: o.command(fs),
+		Config:  o.config(impls, backend.Name()),
+	}
+	progress := newProgress(stderr)
+	for _, im := range impls {
+		if ctx.Err() != nil {
+			break
+		}
+		h, err := workload.Run(ctx, workload.Config{
+			Impl:     im,
+			Backend:  backend,
+			Prefix:   o.prefix,
+			Force:    o.force,
+			Clients:  o.clients,
+			Nodes:    o.nodes,
+			Workers:  o.workers,
+			Pool:     o.pool,
+			Stock:    o.stock,
+			Attempts: o.attempts,
+			Ramp:     o.ramp,
+			TTL:      o.ttl,
+			Hold:     o.hold,
+			Reentry:  o.reentry,
+			Timeout:  o.timeout,
+			Progress: progress.update,
+		})
+		progress.clear()
+		if err != nil {
+			if errors.Is(err, workload.ErrPrefixInUse) {
+				return usageErr("--prefix: %v", err)
+			}
+			return &exitError{code: exitInfra, err: err}
+		}
+		run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: o.checkTimeout}))
+		if o.out != "" {
+			name := im.Name + ".history.jsonl"
+			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+				return &exitError{code: exitInfra, err: err}
+			}
+			run.History = name
+		}
+		result.Runs = append(result.Runs, run)
+	}
+	return finish(ctx, result, o.out, o.json, stdout)
+}
+
+// finish writes the result where it was asked for and turns the verdicts
+// into the exit code.
+func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, stdout io.Writer) error {
+	if out != "" {
+		if err := reports.WriteFile(filepath.Join(out, "result.json"), result); err != nil {
+			return &exitError{code: exitInfra, err: err}
+		}
+	}
+	if asJSON {
+		if err := reports.WriteJSON(stdout, result); err != nil {
+			return err
+		}
+	} else {
+		if result.Config.Backend != "" {
+			fmt.Fprintf(stdout, "backend: %s\n", result.Config.Backend)
+		}
+		if err := reports.WriteTable(stdout, result.Runs); err != nil {
+			return err
+		}
+		if result.Command != "" {
+			fmt.Fprintf(stdout, "\nreproduce: %s\n", result.Command)
+		}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the sale in progress was cut short and checked as recorded")}
+	}
+	for _, r := range result.Runs {
+		if r.Verdict != reports.Pass {
+			return &exitError{code: exitFail}
+		}
+	}
+	return nil
+}
+
+func (o *runOpts) backend(ctx context.Context) (workload.Backend, error) {
+	if o.redis != "" {
+		b, err := workload.DialRedis(ctx, o.redis, o.password)
+		if err != nil {
+			return nil, &exitError{code: exitInfra, err: err}
+		}
+		return b, nil
+	}
+	// The embedded server runs a fresh Lua state for every script call:
+	// garbage, not live data. A lazier collector buys a third of the run
+	// time; the memory limit keeps the footprint bounded all the same.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(300 << 20)
+	b, err := workload.StartEmbedded()
+	if err != nil {
+		return nil, &exitError{code: exitInfra, err: err}
+	}
+	return b, nil
+}
+
+// command rebuilds the command line that reproduces the run: every flag
+// that was set, and the seed.
+func (o *runOpts) command(fs *pflag.FlagSet) string {
+	parts := []string{"lockbench"}
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Name {
+		case "seed", "redis-password", "json", "out":
+			return
+		}
+		if f.Changed {
+			v := f.Value.String()
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				v = strings.Join(sv.GetSlice(), ",")
+			}
+			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, v))
+		}
+	})
+	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
+	return strings.Join(parts, " ")
+}
+
+func (o *runOpts) config(impls []locks.Impl, backend string) reports.Config {
+	names := make([]string, 0, len(impls))
+	for _, im := range impls {
+		names = append(names, im.Name)
+	}
+	return reports.Config{
+		Impls:    slices.Clip(names),
+		Backend:  backend,
+		Nodes:    o.nodes,
+		Clients:  o.clients,
+		Stock:    o.stock,
+		Attempts: o.attempts,
+		Ramp:     reports.Duration(o.ramp),
+		TTL:      reports.Duration(o.ttl),
+		Hold:     reports.Duration(o.hold),
+		Workers:  o.workers,
+		Seed:     int64(o.seed),
+		Timeout:  reports.Duration(o.timeout),
+	}
+}

@@ -1,0 +1,245 @@
+// Package history defines what lockbench records of a run: one Op per
+// purchase attempt, the server-side state found after the run, and the
+// faults injected while it ran. The workload writes histories; the checker
+// and the reports only read them, so this package knows nothing of Redis.
+//
+// Timestamps are nanoseconds on the run's monotonic clock, counted from the
+// run's start. Every recorded instant is positive; zero means "did not
+// happen". An operation whose write outcome is unknown has no WriteReturn:
+// the write may land at any later time, and the checker treats it so.
+package history
+
+import "math"
+
+// Outcome is what a purchase attempt answered its buyer.
+type Outcome uint8
+
+// The outcomes of a purchase attempt.
+const (
+	// Pending means the attempt never finished: the run was cut short.
+	Pending Outcome = iota
+	// Sold means the buyer was told the unit is theirs.
+	Sold
+	// SoldOut means the stock read was zero.
+	SoldOut
+	// Duplicate means the buyer already had an order (one order per user).
+	Duplicate
+	// Rejected means the store refused a write carrying a stale fencing token.
+	Rejected
+	// Unknown means a command failed after the write was sent: it may or
+	// may not have been applied.
+	Unknown
+	// Failed means a command failed before any write was sent.
+	Failed
+	// GaveUp means the lock could not be obtained in time.
+	GaveUp
+	// Crashed means a fault killed the client during the attempt.
+	Crashed
+)
+
+var outcomeNames = [...]string{"pending", "sold", "sold-out", "duplicate", "rejected", "unknown", "failed", "gave-up", "crashed"}
+
+// String returns the outcome's name as it appears in JSON.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "invalid"
+}
+
+// MarshalText encodes the outcome by name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText decodes an outcome name.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, n := range outcomeNames {
+		if n == string(b) {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return &UnknownOutcomeError{Name: string(b)}
+}
+
+// UnknownOutcomeError reports an outcome name this version does not know.
+type UnknownOutcomeError struct{ Name string }
+
+func (e *UnknownOutcomeError) Error() string { return "history: unknown outcome " + e.Name }
+
+// WriteState says what became of the write a purchase sent to the store.
+type WriteState uint8
+
+// The states of a purchase's write.
+const (
+	// NoWrite means no write was sent.
+	NoWrite WriteState = iota
+	// Applied means the store acknowledged the write.
+	Applied
+	// Refused means the store answered that it did not apply the write
+	// (a fenced write with a stale token).
+	Refused
+	// Indeterminate means the write was sent and no answer came: it may
+	// have been applied at any time after it was sent.
+	Indeterminate
+)
+
+var writeNames = [...]string{"none", "applied", "refused", "indeterminate"}
+
+// String returns the write state's name as it appears in JSON.
+func (w WriteState) String() string {
+	if int(w) < len(writeNames) {
+		return writeNames[w]
+	}
+	return "invalid"
+}
+
+// MarshalText encodes the write state by name.
+func (w WriteState) MarshalText() ([]byte, error) { return []byte(w.String()), nil }
+
+// UnmarshalText decodes a write state name.
+func (w *WriteState) UnmarshalText(b []byte) error {
+	for i, n := range writeNames {
+		if n == string(b) {
+			*w = WriteState(i)
+			return nil
+		}
+	}
+	return &UnknownOutcomeError{Name: string(b)}
+}
+
+// NoStock marks an Op that never read the stock.
+const NoStock int64 = math.MinInt64
+
+// Op is one purchase attempt: a buyer arriving, taking the lock, reading
+// the stock, writing stock-1 and its order, releasing the lock, answering.
+// Instants that did not happen are zero.
+type Op struct {
+	// Client is the buyer's index; it is also the buyer's user id.
+	Client int32 `json:"client"`
+	// Attempt counts this buyer's attempts from zero.
+	Attempt int16 `json:"attempt"`
+	// Node is the simulated service instance that served the attempt.
+	Node int16 `json:"node"`
+
+	// Arrival is when the attempt was scheduled to arrive; latency counts
+	// from here so that queueing in front of a busy node is not hidden.
+	Arrival int64 `json:"arrival"`
+	// Start is when a worker of the node picked the attempt up.
+	Start int64 `json:"start,omitempty"`
+	// AcquireCall and Acquired bound the lock acquisition (Acquired is zero
+	// when the lock was not obtained).
+	AcquireCall int64 `json:"acquire_call,omitempty"`
+	Acquired    int64 `json:"acquired,omitempty"`
+	// ReadCall is when the stock read was sent; ReadReturn when it answered.
+	ReadCall   int64 `json:"read_call,omitempty"`
+	ReadReturn int64 `json:"read_return,omitempty"`
+	// WriteCall is when the write was sent; WriteReturn when it answered
+	// (zero when the answer never came).
+	WriteCall   int64 `json:"write_call,omitempty"`
+	WriteReturn int64 `json:"write_return,omitempty"`
+	// ReleaseCall and Released bound the lock release.
+	ReleaseCall int64 `json:"release_call,omitempty"`
+	Released    int64 `json:"released,omitempty"`
+	// End is when the buyer got its answer (zero while Pending).
+	End int64 `json:"end,omitempty"`
+	// Crash is when a fault killed the client, if it did.
+	Crash int64 `json:"crash,omitempty"`
+
+	// Stock is the stock the attempt read, or NoStock.
+	Stock int64 `json:"stock"`
+	// Token is the fencing token the lock handed out, zero when none.
+	Token uint64 `json:"token,omitempty"`
+	// Lost is true when the release found the lock no longer held by this
+	// attempt: its lease had lapsed or someone had deleted it.
+	Lost bool `json:"lost,omitempty"`
+	// Write says what became of the write.
+	Write WriteState `json:"write"`
+	// Outcome is what the buyer was answered.
+	Outcome Outcome `json:"outcome"`
+}
+
+// Holds reports whether the attempt held the lock at some point.
+func (o *Op) Holds() bool { return o.Acquired > 0 }
+
+// HoldEnd is when the attempt stopped holding the lock as far as it knew:
+// when it began to release, when it crashed, or, for an attempt cut off by
+// the end of the run, end (the run's last instant).
+func (o *Op) HoldEnd(end int64) int64 {
+	switch {
+	case o.ReleaseCall > 0:
+		return o.ReleaseCall
+	case o.Crash > 0:
+		return o.Crash
+	}
+	return end
+}
+
+// Read reports whether the attempt read the stock.
+func (o *Op) Read() bool { return o.Stock != NoStock }
+
+// Fault is one injection of a fault, kept next to the operations so that a
+// violation can be read beside the fault that caused it.
+type Fault struct {
+	// Name is the fault's name, as given to --faults.
+	Name string `json:"name"`
+	// Node is the targeted node, or -1 when the target is the server.
+	Node int `json:"node"`
+	// Client is the targeted client, or -1.
+	Client int32 `json:"client"`
+	// Start and End bound the injection; End is zero for a permanent one
+	// (a crash).
+	Start int64 `json:"start"`
+	End   int64 `json:"end,omitempty"`
+	// Params are the parameters in force, as "key=value" pairs.
+	Params string `json:"params,omitempty"`
+}
+
+// Final is the state of the store found after the run.
+type Final struct {
+	// Stock is the inventory counter's final value.
+	Stock int64 `json:"stock"`
+	// Orders is the number of orders the store recorded.
+	Orders int64 `json:"orders"`
+	// DuplicateUsers lists the users with more than one order.
+	DuplicateUsers []int32 `json:"duplicate_users,omitempty"`
+	// DuplicateOrders counts orders beyond the first, over all users.
+	DuplicateOrders int64 `json:"duplicate_orders"`
+}
+
+// Header describes the run a history belongs to.
+type Header struct {
+	// Schema is the history format's version.
+	Schema int `json:"schema"`
+	// Impl is the lock implementation that guarded the sale.
+	Impl string `json:"impl"`
+	// Lockless is true for implementations without a lock (none, atomic):
+	// their operations have no critical section to audit.
+	Lockless bool `json:"lockless,omitempty"`
+	// Fenced is true when the store checks fencing tokens: then lock
+	// overlaps are reported but do not decide data safety.
+	Fenced bool `json:"fenced,omitempty"`
+	// Backend names the server that held the inventory.
+	Backend string `json:"backend"`
+	// Nodes, Clients, Stock, Attempts describe the workload.
+	Nodes    int   `json:"nodes"`
+	Clients  int   `json:"clients"`
+	Stock    int64 `json:"stock"`
+	Attempts int   `json:"attempts"`
+	// Duration is the run's length in nanoseconds (its last instant).
+	Duration int64 `json:"duration"`
+	// CutShort is true when --timeout or an interrupt ended the run.
+	CutShort bool `json:"cut_short,omitempty"`
+	// Commands counts the server commands the buyers sent.
+	Commands int64 `json:"commands"`
+}
+
+// SchemaVersion is the version of the history format written by this build.
+const SchemaVersion = 1
+
+// History is everything recorded of one implementation's run.
+type History struct {
+	Header Header
+	Final  Final
+	Faults []Fault
+	Ops    []Op
+}

@@ -1,0 +1,264 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// reentrantTry runs seed 003's seventh-rework lock script.
+func reentrantTry(ctx context.Context, env *Env, owner string) (uint64, bool, error) {
+	n, err := reentrantLock.Run(ctx, env.Redis, []string{env.Key}, owner, ttlOr(env, seedLease).Milliseconds()).Int64()
+	return 0, n == 1, err
+}
+
+// reentrantFree runs the matching unlock script. The seed throws when the
+// owner holds nothing; that is ErrNotHeld here.
+func reentrantFree(ctx context.Context, env *Env, owner string) error {
+	err := reentrantUnlock.Run(ctx, env.Redis, []string{env.Key}, owner).Err()
+	if errors.Is(err, redis.Nil) {
+		return ErrNotHeld
+	}
+	return err
+}
+
+// naiveLocker is seed 001's last version: the reentrant hash lock plus a
+// renewal thread started on every successful lock() and stopped only when
+// the lock key is gone, whoever holds it. The seed's lease is the caller's
+// seconds passed to PEXPIRE, so 30 s becomes 30 ms, renewed every 15 ms.
+type naiveLocker struct {
+	simpleLock
+	secs int64         // the lease "seconds", used as milliseconds
+	stop chan struct{} // closed when the node shuts down: the JVM exits
+	once sync.Once
+}
+
+func newNaive(_ context.Context, env Env) (Locker, error) {
+	secs := int64(ttlOr(&env, seedLease) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	n := &naiveLocker{secs: secs, stop: make(chan struct{})}
+	n.simpleLock = simpleLock{env: env, wait: fixedSleep(50 * time.Millisecond), try: n.try, free: n.free}
+	return n, nil
+}
+
+func (n *naiveLocker) try(ctx context.Context, env *Env, owner string) (uint64, bool, error) {
+	r, err := naiveLock.Run(ctx, env.Redis, []string{env.Key}, owner, n.secs).Int64()
+	if err != nil || r != 1 {
+		return 0, false, err
+	}
+	// The seed's renewal thread outlives the request that started it: it
+	// belongs to the process, so a crashed request does not stop it.
+	go n.renew(owner)
+	return 0, true, nil
+}
+
+func (n *naiveLocker) renew(owner string) {
+	ctx := context.Background()
+	period := time.Duration(n.secs/2) * time.Millisecond
+	if period <= 0 {
+		// Thread.sleep(0) in the seed; a busy loop would only measure the
+		// machine, so lockbench sleeps one millisecond.
+		period = time.Millisecond
+	}
+	for {
+		r, err := naiveRenew.Run(ctx, n.env.Redis, []string{n.env.Key}, owner, n.secs).Int64()
+		if err != nil || r == 0 {
+			return
+		}
+		select {
+		case <-time.After(period):
+		case <-n.stop:
+			return
+		}
+	}
+}
+
+func (n *naiveLocker) free(ctx context.Context, env *Env, owner string) error {
+	r, err := naiveUnlock.Run(ctx, env.Redis, []string{env.Key}, owner, n.secs).Int64()
+	if err != nil {
+		return err
+	}
+	if r == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// Close stops the node's renewal threads.
+func (n *naiveLocker) Close() error {
+	n.once.Do(func() { close(n.stop) })
+	return nil
+}
+
+// watchdogLocker is Redisson's RLock as seed 003's eighth rework and seed
+// 004 describe it: the reentrant hash lock, a watchdog that renews the
+// lease every third of it while the owner holds the lock, and waiting the
+// Redisson way: one subscription per node to the lock's channel, and a
+// semaphore so that each release message lets one waiter of the node retry,
+// never all of them. A waiter sleeps at most the holder's remaining lease.
+type watchdogLocker struct {
+	env     Env
+	ttl     time.Duration
+	channel string
+	wake    chan struct{} // the semaphore: one permit at most
+	ps      *redis.PubSub
+	waiting atomic.Int32 // the node's clients waiting for the lock
+
+	mu       sync.Mutex
+	renewals map[string]*renewal // owner → its watchdog (Redisson's EXPIRATION_RENEWAL_MAP)
+}
+
+type renewal struct {
+	depth  int
+	cancel context.CancelFunc
+}
+
+func newWatchdog(ctx context.Context, env Env) (Locker, error) {
+	w := &watchdogLocker{
+		env:      env,
+		ttl:      ttlOr(&env, seedLease),
+		channel:  env.Key + ":channel",
+		wake:     make(chan struct{}, 1),
+		renewals: make(map[string]*renewal),
+	}
+	w.ps = env.Redis.Subscribe(ctx, w.channel)
+	if _, err := w.ps.Receive(ctx); err != nil {
+		w.ps.Close()
+		return nil, err
+	}
+	go func() {
+		for range w.ps.Channel() {
+			select {
+			case w.wake <- struct{}{}:
+			default: // a permit is already pending: one waiter retries per message
+			}
+		}
+	}()
+	return w, nil
+}
+
+// tryAcquire returns 0 when owner now holds the lock, else the holder's
+// remaining lease.
+func (w *watchdogLocker) tryAcquire(ctx context.Context, owner string) (time.Duration, error) {
+	pttl, err := watchdogLock.Run(ctx, w.env.Redis, []string{w.env.Key}, w.ttl.Milliseconds(), owner).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if pttl <= 0 { // no expiry, or gone since: try again soon
+		pttl = 1
+	}
+	return time.Duration(pttl) * time.Millisecond, nil
+}
+
+func (w *watchdogLocker) Acquire(ctx context.Context, owner string) (Lease, error) {
+	// A client that finds others of its node waiting queues behind them
+	// without trying: each release lets one waiter per node retry, and a
+	// try from every arrival would only load the server. Its wait is then
+	// bounded by a whole lease.
+	wait, err := w.ttl, error(nil)
+	if w.waiting.Load() == 0 {
+		wait, err = w.tryAcquire(ctx, owner)
+	}
+	if err == nil && wait > 0 {
+		w.waiting.Add(1)
+		defer w.waiting.Add(-1)
+	}
+	for err == nil && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-w.wake:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, context.Cause(ctx)
+		}
+		t.Stop()
+		wait, err = w.tryAcquire(ctx, owner)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.startRenewal(ctx, owner)
+	return &watchdogLease{w: w, owner: owner}, nil
+}
+
+// startRenewal starts owner's watchdog, or counts one more level when it
+// runs already. The watchdog lives in the owner's context: a crashed
+// client's watchdog dies with it.
+func (w *watchdogLocker) startRenewal(ctx context.Context, owner string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r, ok := w.renewals[owner]; ok {
+		r.depth++
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	w.renewals[owner] = &renewal{depth: 1, cancel: cancel}
+	go w.renewLoop(rctx, owner)
+}
+
+func (w *watchdogLocker) renewLoop(ctx context.Context, owner string) {
+	t := time.NewTicker(w.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ok, err := watchdogRenew.Run(ctx, w.env.Redis, []string{w.env.Key}, owner, w.ttl.Milliseconds()).Bool()
+		if err != nil || !ok {
+			// Redisson stops renewing when the renewal fails or finds the
+			// lock gone.
+			w.stopRenewal(owner, true)
+			return
+		}
+	}
+}
+
+// stopRenewal counts one level down, or all of them, and stops the
+// watchdog at zero.
+func (w *watchdogLocker) stopRenewal(owner string, all bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.renewals[owner]
+	if !ok {
+		return
+	}
+	r.depth--
+	if all || r.depth <= 0 {
+		r.cancel()
+		delete(w.renewals, owner)
+	}
+}
+
+// Close drops the node's subscription.
+func (w *watchdogLocker) Close() error { return w.ps.Close() }
+
+type watchdogLease struct {
+	w     *watchdogLocker
+	owner string
+}
+
+func (*watchdogLease) Token() uint64 { return 0 }
+
+func (l *watchdogLease) Release(ctx context.Context) error {
+	w := l.w
+	// Redisson cancels the renewal whatever the unlock answers.
+	defer w.stopRenewal(l.owner, false)
+	err := watchdogUnlock.Run(ctx, w.env.Redis, []string{w.env.Key, w.channel},
+		"0", w.ttl.Milliseconds(), l.owner).Err()
+	if errors.Is(err, redis.Nil) {
+		return ErrNotHeld
+	}
+	return err
+}

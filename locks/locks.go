@@ -1,0 +1,158 @@
+// Package locks holds the lock implementations lockbench tests: every
+// variant the seed articles build, each with its known bug kept on purpose,
+// next to the designs that are actually safe.
+//
+// An implementation is described by an Impl in the registry (All, Lookup).
+// Each simulated node creates its own Locker from an Env that carries the
+// node's Redis client, clock and fault probe, so that nodes share nothing
+// but the server, as separate service instances would.
+package locks
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrNotObtained means the lock could not be obtained: a try-lock gave
+	// up, or its waiting bound ran out.
+	ErrNotObtained = errors.New("locks: not obtained")
+	// ErrNotHeld means a release found the lock not held by its caller.
+	ErrNotHeld = errors.New("locks: not held")
+)
+
+// Redis is the part of go-redis the implementations call. *redis.Client
+// satisfies it; keeping it narrow documents exactly what each variant sends.
+type Redis interface {
+	redis.Scripter
+	Get(ctx context.Context, key string) *redis.StringCmd
+	Del(ctx context.Context, keys ...string) *redis.IntCmd
+	SetNX(ctx context.Context, key string, value any, expiration time.Duration) *redis.BoolCmd
+	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
+	PExpire(ctx context.Context, key string, expiration time.Duration) *redis.BoolCmd
+	GetSet(ctx context.Context, key string, value any) *redis.StringCmd
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+}
+
+// Point names an instant in a lock's life where a fault may strike.
+type Point string
+
+// The probe points. Locks call the ones inside their own code; the
+// workload calls the ones around the critical section.
+const (
+	// AfterSetNX is between SETNX and the separate EXPIRE (setnx-expire).
+	AfterSetNX Point = "after-setnx"
+	// BeforeDelete is after an owner check and before the DEL that
+	// follows it (owner-check's non-atomic unlock).
+	BeforeDelete Point = "before-delete"
+	// Acquired is right after the lock is obtained, inside the critical
+	// section, before the stock is read.
+	Acquired Point = "acquired"
+	// Business is the business step between the read and the write.
+	Business Point = "business"
+	// BeforeRelease is after the write, before the release.
+	BeforeRelease Point = "before-release"
+)
+
+// Probe is called at each Point with the calling client's context. A fault
+// may block in it (a pause) or return an error (a crash), which the caller
+// returns at once without cleaning up, as a dead process would.
+type Probe func(ctx context.Context, p Point) error
+
+// Env is what a Locker gets from the node it runs on.
+type Env struct {
+	// Node is the node's index.
+	Node int
+	// Redis is the node's own client, with its own connection pool.
+	Redis Redis
+	// Key is the lock's key; variants derive their other keys from it.
+	Key string
+	// TTL is the lease. Zero means the seed's own default (Impl.DefaultTTL).
+	TTL time.Duration
+	// Now is the node's wall clock, which a clock-skew fault moves.
+	// Nil means time.Now.
+	Now func() time.Time
+	// Probe is the node's fault probe; nil means no faults.
+	Probe Probe
+}
+
+func (e *Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+func (e *Env) probe(ctx context.Context, p Point) error {
+	if e.Probe == nil {
+		return nil
+	}
+	return e.Probe(ctx, p)
+}
+
+// Locker is one node's handle on a lock.
+type Locker interface {
+	// Acquire blocks until owner holds the lock, the implementation gives
+	// up (ErrNotObtained) or ctx ends. Reentrant implementations let an
+	// owner that already holds the lock acquire it again; each Lease must
+	// then be released.
+	Acquire(ctx context.Context, owner string) (Lease, error)
+}
+
+// Lease is one successful acquisition.
+type Lease interface {
+	// Token is the fencing token handed out with the lease, zero when the
+	// implementation has none.
+	Token() uint64
+	// Release gives the lock up. It returns ErrNotHeld when the
+	// implementation checks ownership and finds the lock not held.
+	Release(ctx context.Context) error
+}
+
+// Guard says how an implementation protects the sale.
+type Guard uint8
+
+// The kinds of guard.
+const (
+	// GuardLock means the sale's read-modify-write runs under a Locker.
+	GuardLock Guard = iota
+	// GuardNone means nothing protects the sale.
+	GuardNone
+	// GuardAtomic means the store checks and decrements in one step; there
+	// is no lock.
+	GuardAtomic
+)
+
+// Impl describes one implementation.
+type Impl struct {
+	// Name is the --impl value.
+	Name string
+	// Summary is one line for `lockbench list`.
+	Summary string
+	// Seed names the seed article and listing it reproduces.
+	Seed string
+	// Notes record where the implementation departs from its seed, and why.
+	Notes string
+	// Guard says how the sale is protected.
+	Guard Guard
+	// Reentrant is true when an owner may acquire the lock it holds.
+	Reentrant bool
+	// Fenced is true when leases carry fencing tokens that the store checks.
+	Fenced bool
+	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
+	DefaultTTL time.Duration
+	// Scripts are the Lua scripts the implementation runs, for preloading.
+	Scripts []*redis.Script
+	// New makes a node's Locker; ctx bounds its set-up only (a
+	// subscription, say). Nil for GuardNone and GuardAtomic.
+	New func(ctx context.Context, env Env) (Locker, error)
+}
+
+// Closer is implemented by Lockers that hold node-level resources (a
+// subscription, timers) to free when the node shuts down.
+type Closer = io.Closer

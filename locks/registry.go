@@ -1,0 +1,183 @@
+package locks
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The seeds' defaults.
+const (
+	// seedLease is seed 003's 30-second expiry and Redisson's watchdog
+	// timeout (seed 004).
+	seedLease = 30 * time.Second
+	// getsetLease is seed 002's RedisLock interval: 5000 ms.
+	getsetLease = 5 * time.Second
+	// getsetTimeout is how long seed 002's tryLock tries: 1000 ms.
+	getsetTimeout = time.Second
+	// seedSpin is seed 003's spin sleep (20 ms) from the second rework on.
+	seedSpin = 20 * time.Millisecond
+)
+
+// simple builds the New function of a spinning string-lock variant.
+func simple(wait backoff, try func(context.Context, *Env, string) (uint64, bool, error), free func(context.Context, *Env, string) error) func(context.Context, Env) (Locker, error) {
+	return func(_ context.Context, env Env) (Locker, error) {
+		return &simpleLock{env: env, wait: wait, try: try, free: free}, nil
+	}
+}
+
+// backoffJitter is how lua and fenced wait: exponential with full jitter,
+// from 1 ms up to 32 ms.
+var backoffJitter = jittered{base: time.Millisecond, max: 32 * time.Millisecond}
+
+var registry = []Impl{
+	{
+		Name:    "none",
+		Summary: "no lock: GET, check, SET races between buyers",
+		Seed:    "001 first listing; 003 baseline",
+		Guard:   GuardNone,
+	},
+	{
+		Name:      "local",
+		Summary:   "an in-process reentrant mutex per node (synchronized / ReentrantLock)",
+		Seed:      "000, 001 jvm lock, 003 first listing",
+		Notes:     "Excludes the clients of its own node only: safe with --nodes=1, oversells with two or more.",
+		Guard:     GuardLock,
+		Reentrant: true,
+		New:       newLocal,
+	},
+	{
+		Name:    "setnx",
+		Summary: "SETNX lock owner, spin 20 ms, DEL; no expiry",
+		Seed:    "001 version 1; 003 first and second rework",
+		Notes:   "A holder that dies never unlocks: the lock is held forever. Seed 001 spins 50 ms; lockbench uses seed 003's 20 ms.",
+		Guard:   GuardLock,
+		New:     simple(fixedSleep(seedSpin), setNX, del),
+	},
+	{
+		Name:       "setnx-expire",
+		Summary:    "SETNX then a separate EXPIRE (two commands), spin 20 ms, DEL",
+		Seed:       "000 before SET NX EX; 003 third-rework discussion",
+		Notes:      "A death between SETNX and EXPIRE leaves a lock with no expiry; EXPIRE is sent as PEXPIRE so that sub-second leases work.",
+		Guard:      GuardLock,
+		DefaultTTL: seedLease,
+		Scripts:    nil,
+		New:        simple(fixedSleep(seedSpin), setNXThenExpire, del),
+	},
+	{
+		Name:       "set-nx-ex",
+		Summary:    "SET lock owner NX EX ttl, spin 20 ms, plain DEL to unlock",
+		Seed:       "000 first impl; 001 version 2; 003 third rework",
+		Notes:      "The DEL deletes whoever holds the lock by then: a holder that outlives its lease frees the next owner's lock. Sent as PX.",
+		Guard:      GuardLock,
+		DefaultTTL: seedLease,
+		New:        simple(fixedSleep(seedSpin), setNXPX, del),
+	},
+	{
+		Name:       "owner-check",
+		Summary:    "SET NX EX with owner uuid:thread; unlock GET, compare, then DEL (not atomic)",
+		Seed:       "000 误删 fix; 001 version 3; 003 fourth rework",
+		Notes:      "A pause between the compare and the DEL deletes the next owner's lock. An unlock that finds the key gone fails, as the seed's requireNonNull does.",
+		Guard:      GuardLock,
+		DefaultTTL: seedLease,
+		New:        simple(fixedSleep(seedSpin), setNXPX, getCompareDel),
+	},
+	{
+		Name:       "lua",
+		Summary:    "SET NX PX, compare-and-delete Lua unlock; waiters back off with jitter",
+		Seed:       "000 final; 001 version 4; 003 fifth and sixth rework; 004",
+		Notes:      "Correct while the holder finishes within its lease; a pause or slow step past the lease lets a second holder in. Waits with jittered exponential backoff (1-32 ms) instead of the seeds' fixed sleep.",
+		Guard:      GuardLock,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{luaUnlock},
+		New:        simple(backoffJitter, setNXPX, compareAndDelete),
+	},
+	{
+		Name:       "getset",
+		Summary:    "value is the expiry time from the client's clock; expired locks are taken over with GETSET",
+		Seed:       "002 RedisLock",
+		Notes:      "tryLock tries for 1000 ms, sleeping 200-240 ms between tries, then gives up, as in the seed. A client whose clock runs ahead steals live locks.",
+		Guard:      GuardLock,
+		DefaultTTL: getsetLease,
+		New:        newGetset,
+	},
+	{
+		Name:       "reentrant",
+		Summary:    "hash lock, HINCRBY per owner in Lua, nested acquire by the same owner; spin 60 ms",
+		Seed:       "001 version 5; 003 seventh rework",
+		Notes:      "EXPIRE in seconds is sent as PEXPIRE so that sub-second leases work.",
+		Guard:      GuardLock,
+		Reentrant:  true,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{reentrantLock, reentrantUnlock},
+		New:        simple(fixedSleep(60*time.Millisecond), reentrantTry, reentrantFree),
+	},
+	{
+		Name:       "watchdog",
+		Summary:    "reentrant hash lock renewed every lease/3 while held; waiters woken one per node by pub/sub (Redisson)",
+		Seed:       "003 eighth rework; 004 Redisson",
+		Notes:      "The lease is renewed while the holder runs, so a slow holder keeps it; a paused node's watchdog stops with it, so a pause past the lease lets a second holder in.",
+		Guard:      GuardLock,
+		Reentrant:  true,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{watchdogLock, watchdogUnlock, watchdogRenew},
+		New:        newWatchdog,
+	},
+	{
+		Name:       "renew-naive",
+		Summary:    "seed 001's renewal thread as written: renews whoever holds the lock; lease seconds used as milliseconds",
+		Seed:       "001 last version",
+		Notes:      "EXISTS KEYS[1] ARGV[1] counts keys, so every renewal thread keeps renewing the lock while anyone holds it, and stops only when the key is gone; --ttl=30s gives a 30 ms lease renewed every 15 ms.",
+		Guard:      GuardLock,
+		Reentrant:  true,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{naiveLock, naiveRenew, naiveUnlock},
+		New:        newNaive,
+	},
+	{
+		Name:    "atomic",
+		Summary: "no lock: one Lua script checks the stock and decrements it in Redis",
+		Seed:    "the Redis form of the seeds' conditional UPDATE (001, 002)",
+		Guard:   GuardAtomic,
+	},
+	{
+		Name:       "fenced",
+		Summary:    "lua lock that hands out a monotonic fencing token; the store refuses stale tokens",
+		Seed:       "beyond the seeds: Kleppmann's fencing tokens",
+		Notes:      "Lock overlaps can still happen and are reported, but the store fences every read and write, so a stale holder's write is refused and data stays safe.",
+		Guard:      GuardLock,
+		Fenced:     true,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{fencedLock, luaUnlock},
+		New:        simple(backoffJitter, fencedTry, compareAndDelete),
+	},
+}
+
+// All returns every implementation, in the order the seeds build them.
+func All() []Impl {
+	out := make([]Impl, len(registry))
+	copy(out, registry)
+	return out
+}
+
+// Lookup returns the implementation called name.
+func Lookup(name string) (Impl, bool) {
+	for _, im := range registry {
+		if im.Name == name {
+			return im, true
+		}
+	}
+	return Impl{}, false
+}
+
+// Names returns the implementations' names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for _, im := range registry {
+		out = append(out, im.Name)
+	}
+	sort.Strings(out)
+	return out
+}

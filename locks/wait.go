@@ -1,0 +1,68 @@
+package locks
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// backoff is how a spinning variant waits between tries.
+type backoff interface {
+	// delay returns the pause before try number n+1 (n counts from 0).
+	delay(n int) time.Duration
+}
+
+// fixedSleep is the seeds' spin: Thread.sleep with a constant.
+type fixedSleep time.Duration
+
+func (d fixedSleep) delay(int) time.Duration { return time.Duration(d) }
+
+// seedSleep is the getset seed's sleep: a base plus a random jitter.
+type seedSleep struct{ base, jitter time.Duration }
+
+func (s seedSleep) delay(int) time.Duration {
+	return s.base + rand.N(s.jitter)
+}
+
+// jittered is exponential backoff with full jitter: a random pause up to a
+// ceiling that doubles per try up to max, so that waiters spread out
+// instead of retrying in step.
+type jittered struct{ base, max time.Duration }
+
+func (j jittered) delay(n int) time.Duration {
+	ceil := j.base << min(n, 16)
+	if ceil > j.max || ceil <= 0 {
+		ceil = j.max
+	}
+	return j.base/2 + rand.N(ceil)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// spin calls try until it obtains the lock, fails, or ctx ends, pausing as
+// b says between tries. It is the waiting loop of every seed variant that
+// spins ("while (!tryLock) sleep").
+func spin(ctx context.Context, b backoff, try func() (bool, error)) error {
+	for n := 0; ; n++ {
+		ok, err := try()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if err := sleep(ctx, b.delay(n)); err != nil {
+			return err
+		}
+	}
+}

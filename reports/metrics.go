@@ -1,0 +1,233 @@
+package reports
+
+import (
+	"math"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// The histograms' geometry: microseconds from 1 µs to one hour, three
+// significant figures (values below 2048 µs are exact, larger ones within
+// 0.1%).
+const (
+	lowestUS  = 1
+	highestUS = 3600 * 1000 * 1000
+	sigFigs   = 3
+	// spectrumTicks is HdrHistogram's ticks per half distance for the
+	// spectrum: 2 gives a point at 0, 25, 50, 62.5, 75, … and about two per
+	// halving of the tail, a few dozen points for a real run.
+	spectrumTicks = 2
+)
+
+// The sales series' buckets: 100 ms wide unless that makes more than
+// maxSeriesPoints of them, then the next width in a 1-2-5 sequence.
+const (
+	baseBucket      = 100_000_000 // ns
+	maxSeriesPoints = 200
+)
+
+// Summary describes one latency distribution. All durations are whole
+// microseconds as HdrHistogram reports them: the highest value equivalent
+// to the recorded ones at three significant figures, exact below 2048 µs.
+type Summary struct {
+	// Count is how many latencies were recorded.
+	Count int64 `json:"count"`
+	// Min is the smallest latency, in microseconds (its lowest equivalent
+	// value).
+	Min int64 `json:"min"`
+	// P50 is the median latency, in microseconds.
+	P50 int64 `json:"p50"`
+	// P90 is the 90th percentile latency, in microseconds.
+	P90 int64 `json:"p90"`
+	// P99 is the 99th percentile latency, in microseconds.
+	P99 int64 `json:"p99"`
+	// P999 is the 99.9th percentile latency, in microseconds.
+	P999 int64 `json:"p99_9"`
+	// Max is the largest latency, in microseconds.
+	Max int64 `json:"max"`
+	// Mean is the mean latency in microseconds, rounded to 0.01 µs; a
+	// float because a mean of whole microseconds rarely is one.
+	Mean float64 `json:"mean"`
+	// Spectrum is HdrHistogram's percentile distribution, a few dozen
+	// points ordered by percentile and ending at 100, for plotting against
+	// a log axis of 1/(1-percentile/100). It is empty when Count is zero.
+	Spectrum []Point `json:"spectrum"`
+}
+
+// Point is one point of a latency spectrum.
+type Point struct {
+	// Percentile is in [0, 100].
+	Percentile float64 `json:"percentile"`
+	// ValueUS is the latency at that percentile, in microseconds.
+	ValueUS int64 `json:"value_us"`
+}
+
+// Latency holds a run's latency distributions.
+type Latency struct {
+	// Purchase runs from each attempt's scheduled arrival to the answer its
+	// buyer got, over every attempt that got one, whatever the answer.
+	// Counting from the arrival rather than from when a worker picked the
+	// attempt up keeps queueing in the figure (no coordinated omission).
+	Purchase Summary `json:"purchase"`
+	// Acquire runs from the call that asked for the lock to the moment it
+	// was granted, over the attempts that obtained it. It is nil (absent
+	// from JSON) for implementations without a lock.
+	Acquire *Summary `json:"acquire,omitempty"`
+}
+
+// Series is the units sold over the run, bucketed by the instant each
+// buyer was told the unit was theirs.
+type Series struct {
+	// BucketMS is each bucket's width in milliseconds: 100, or the next
+	// width of a 1-2-5 sequence (200, 500, 1000, …) that keeps the series
+	// at 200 buckets or fewer.
+	BucketMS int64 `json:"bucket_ms"`
+	// Sold holds the units sold in each bucket; bucket i covers
+	// [i×BucketMS, (i+1)×BucketMS) ms since the run's start, and the
+	// buckets span the whole run.
+	Sold []int64 `json:"sold"`
+}
+
+// metrics is what the history alone says of a run's performance.
+type metrics struct {
+	latency        Latency
+	sold           int64
+	attempts       int64
+	salesPerSec    float64
+	cmdsPerSale    float64
+	cmdsPerAttempt float64
+	sales          Series
+}
+
+// measure computes the performance figures of h.
+func measure(h *history.History) metrics {
+	purchase := newHistogram()
+	var acquire *hdrhistogram.Histogram
+	if !h.Header.Lockless {
+		acquire = newHistogram()
+	}
+	var (
+		m          metrics
+		firstArr   int64 = math.MaxInt64
+		lastSoldAt int64
+	)
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Arrival > 0 && op.Arrival < firstArr {
+			firstArr = op.Arrival
+		}
+		if op.Start > 0 {
+			m.attempts++
+		}
+		if op.End > 0 {
+			record(purchase, op.End-op.Arrival)
+		}
+		if acquire != nil && op.Acquired > 0 {
+			record(acquire, op.Acquired-op.AcquireCall)
+		}
+		if op.Outcome == history.Sold {
+			m.sold++
+			lastSoldAt = max(lastSoldAt, op.End)
+		}
+	}
+	m.latency.Purchase = summarize(purchase)
+	if acquire != nil {
+		s := summarize(acquire)
+		m.latency.Acquire = &s
+	}
+	if m.sold > 0 && lastSoldAt > firstArr {
+		m.salesPerSec = round2(float64(m.sold) / (float64(lastSoldAt-firstArr) / 1e9))
+	}
+	m.cmdsPerSale = ratio(h.Header.Commands, m.sold)
+	m.cmdsPerAttempt = ratio(h.Header.Commands, m.attempts)
+	m.sales = salesSeries(h)
+	return m
+}
+
+// newHistogram returns an empty latency histogram.
+func newHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(lowestUS, highestUS, sigFigs)
+}
+
+// record adds a latency given in nanoseconds, rounded to the nearest
+// microsecond and clamped to the histogram's range so that no value is
+// lost: a sub-microsecond latency counts as 1 µs, one beyond an hour as an
+// hour.
+func record(h *hdrhistogram.Histogram, ns int64) {
+	us := min(max((ns+500)/1000, lowestUS), highestUS)
+	// The value is within range, so RecordValue cannot fail.
+	_ = h.RecordValue(us)
+}
+
+// summarize reads the figures of Summary from h.
+func summarize(h *hdrhistogram.Histogram) Summary {
+	s := Summary{Spectrum: []Point{}}
+	if h.TotalCount() == 0 {
+		return s
+	}
+	s.Count = h.TotalCount()
+	s.Min = h.Min()
+	s.P50 = h.ValueAtPercentile(50)
+	s.P90 = h.ValueAtPercentile(90)
+	s.P99 = h.ValueAtPercentile(99)
+	s.P999 = h.ValueAtPercentile(99.9)
+	s.Max = h.Max()
+	s.Mean = round2(h.Mean())
+	for _, b := range h.CumulativeDistributionWithTicks(spectrumTicks) {
+		s.Spectrum = append(s.Spectrum, Point{Percentile: b.Quantile, ValueUS: b.ValueAt})
+	}
+	return s
+}
+
+// salesSeries buckets the sold units of h by the instant each buyer got
+// its answer. The buckets cover the run from its start to its last instant
+// (the header's duration, or the last answer if that is later).
+func salesSeries(h *history.History) Series {
+	span := h.Header.Duration
+	for i := range h.Ops {
+		span = max(span, h.Ops[i].End)
+	}
+	width := bucketWidth(span)
+	s := Series{BucketMS: width / 1_000_000, Sold: []int64{}}
+	if span <= 0 {
+		return s
+	}
+	n := (span + width - 1) / width
+	s.Sold = make([]int64, n)
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Outcome != history.Sold || op.End <= 0 {
+			continue
+		}
+		// The run's last instant belongs to the last bucket.
+		s.Sold[min(op.End/width, n-1)]++
+	}
+	return s
+}
+
+// bucketWidth returns the narrowest width of the sequence 100 ms, 200 ms,
+// 500 ms, 1 s, 2 s, 5 s, … that cuts span (ns) into at most maxSeriesPoints
+// buckets.
+func bucketWidth(span int64) int64 {
+	for decade := int64(baseBucket); ; decade *= 10 {
+		for _, f := range [...]int64{1, 2, 5} {
+			if w := decade * f; span <= w*maxSeriesPoints {
+				return w
+			}
+		}
+	}
+}
+
+// ratio returns n/d rounded to 0.01, or zero when d is zero.
+func ratio(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return round2(float64(n) / float64(d))
+}
+
+// round2 rounds x to two decimals, enough for every ratio reported and
+// short enough to read in result.json.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }

@@ -1,0 +1,172 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lockbench/lockbench/checker"
+)
+
+// column is one column of the summary table.
+type column struct {
+	title string
+	// right aligns the column's cells to the right, as numbers read best.
+	right bool
+	cell  func(r *Run) string
+}
+
+// columns are the summary table's columns, left to right.
+var columns = []column{
+	{"IMPL", false, func(r *Run) string { return r.Impl }},
+	{"VERDICT", false, func(r *Run) string {
+		if r.Verdict == Pass {
+			return Pass
+		}
+		// A failure should catch the eye in a column of fifteen.
+		return strings.ToUpper(r.Verdict)
+	}},
+	{"SOLD", true, func(r *Run) string { return fmt.Sprintf("%d/%d", r.Sold, r.Stock) }},
+	{"OVERSOLD", true, func(r *Run) string { return strconv.FormatInt(r.Oversold, 10) }},
+	{"OVERLAPS", true, func(r *Run) string {
+		if r.LockSafety == checker.NotApplicable {
+			return "-"
+		}
+		return strconv.Itoa(r.LockOverlaps)
+	}},
+	{"LINEARIZABLE", false, func(r *Run) string { return orDash(string(r.Linearizability)) }},
+	{"P50", true, func(r *Run) string { return latencyCell(r.Latency.Purchase, r.Latency.Purchase.P50) }},
+	{"P99", true, func(r *Run) string { return latencyCell(r.Latency.Purchase, r.Latency.Purchase.P99) }},
+	{"SALES/S", true, func(r *Run) string { return ratioCell(r.SalesPerSec, r.Sold) }},
+	{"CMD/SALE", true, func(r *Run) string { return ratioCell(r.CommandsPerSale, r.Sold) }},
+	{"CMD/ATTEMPT", true, func(r *Run) string { return ratioCell(r.CommandsPerAttempt, r.Attempts) }},
+}
+
+// columnGap separates the table's columns.
+const columnGap = "  "
+
+// WriteTable writes the terminal summary of runs: one row per
+// implementation with its verdict, safety figures and purchase latency,
+// then one line per reason of each failing run and per note of any run.
+func WriteTable(w io.Writer, runs []Run) error {
+	cells := make([][]string, 0, len(runs)+1)
+	head := make([]string, len(columns))
+	for i, c := range columns {
+		head[i] = c.title
+	}
+	cells = append(cells, head)
+	for i := range runs {
+		row := make([]string, len(columns))
+		for j, c := range columns {
+			row[j] = c.cell(&runs[i])
+		}
+		cells = append(cells, row)
+	}
+
+	width := make([]int, len(columns))
+	for _, row := range cells {
+		for j, s := range row {
+			width[j] = max(width[j], utf8.RuneCountInString(s))
+		}
+	}
+
+	var b strings.Builder
+	for _, row := range cells {
+		var line strings.Builder
+		for j, s := range row {
+			if j > 0 {
+				line.WriteString(columnGap)
+			}
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(s))
+			if columns[j].right {
+				line.WriteString(pad + s)
+			} else {
+				line.WriteString(s + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+
+	var details strings.Builder
+	for i := range runs {
+		r := &runs[i]
+		if r.Verdict != Pass {
+			for _, reason := range r.Reasons {
+				fmt.Fprintf(&details, "  %s: %s\n", r.Impl, reason)
+			}
+		}
+		for _, note := range r.Notes {
+			fmt.Fprintf(&details, "  %s: note: %s\n", r.Impl, note)
+		}
+	}
+	if details.Len() > 0 {
+		b.WriteByte('\n')
+		b.WriteString(details.String())
+	}
+
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// latencyCell formats one percentile of s, or a dash when s is empty.
+func latencyCell(s Summary, us int64) string {
+	if s.Count == 0 {
+		return "-"
+	}
+	return FormatMicros(us)
+}
+
+// ratioCell formats a ratio whose denominator is d, or a dash when d is
+// zero and the ratio means nothing.
+func ratioCell(x float64, d int64) string {
+	if d == 0 {
+		return "-"
+	}
+	if x >= 100 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+// orDash returns s, or a dash when s is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// FormatMicros formats a duration given in microseconds for a person: in
+// µs below a millisecond, in ms below a second, in s above, with three
+// significant figures ("850µs", "1.25ms", "12.5ms", "125ms", "3.20s").
+func FormatMicros(us int64) string {
+	switch {
+	case us < 1000:
+		return strconv.FormatInt(us, 10) + "µs"
+	case us < 999_500: // what would round to 1000ms reads as 1.00s
+		return sig3(float64(us)/1e3) + "ms"
+	default:
+		return sig3(float64(us)/1e6) + "s"
+	}
+}
+
+// sig3 formats x (at least 1) with three significant figures, or as a
+// whole number when it is 1000 or more.
+func sig3(x float64) string {
+	prec := 0
+	switch {
+	case x < 10:
+		prec = 2
+	case x < 100:
+		prec = 1
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	// Rounding may carry into the next decade: 9.996 becomes "10.00".
+	if prec > 0 && len(strings.TrimLeft(strings.Replace(s, ".", "", 1), "0")) > 3 {
+		s = strconv.FormatFloat(x, 'f', prec-1, 64)
+	}
+	return s
+}

@@ -1,0 +1,163 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Sentinel errors of the workload, matched with errors.Is.
+var (
+	// ErrUnreachable means the server could not be reached: an
+	// infrastructure failure, not a finding about a lock.
+	ErrUnreachable = errors.New("workload: server unreachable")
+	// ErrPrefixInUse means the key prefix already holds keys on a real
+	// server and --force was not given.
+	ErrPrefixInUse = errors.New("workload: key prefix already holds keys")
+	// ErrCrashed is the cause a fault gives when it kills a client.
+	ErrCrashed = errors.New("workload: client crashed")
+)
+
+// Backend is the server that holds the inventory and the locks.
+type Backend interface {
+	// Name says what the server is, for the summary.
+	Name() string
+	// Options returns client options that reach the server; the caller
+	// sets pool sizes and hooks.
+	Options() *redis.Options
+	// Close stops the server if the backend started it.
+	Close() error
+}
+
+// clientOptions are the options every client of lockbench uses: no
+// retries (a retried write would blur what is unknown), no handshake
+// extras, RESP2 so that the embedded server and old servers behave alike.
+func clientOptions(addr, password string) *redis.Options {
+	return &redis.Options{
+		Addr:            addr,
+		Password:        password,
+		Protocol:        2,
+		DisableIdentity: true,
+		MaxRetries:      -1,
+		// A client killed by a fault stops waiting at once, as a dead
+		// process would; the command it sent may still be applied.
+		ContextTimeoutEnabled: true,
+		DialTimeout:           2 * time.Second,
+		ReadTimeout:           3 * time.Second,
+		WriteTimeout:          3 * time.Second,
+		PoolTimeout:           30 * time.Second,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	}
+}
+
+// Embedded is an in-process, Redis-compatible server (miniredis) whose
+// clock is driven forward in real time, so that leases expire as they
+// would on a real server.
+type Embedded struct {
+	m    *miniredis.Miniredis
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// StartEmbedded starts an embedded server on a free loopback port.
+func StartEmbedded() (*Embedded, error) {
+	m := miniredis.NewMiniRedis()
+	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("%w: embedded server: %v", ErrUnreachable, err)
+	}
+	e := &Embedded{m: m, stop: make(chan struct{})}
+	e.done.Add(1)
+	go e.tick()
+	return e, nil
+}
+
+// tick moves the server's clock with the wall clock, a millisecond at a
+// time, so that keys expire in real time.
+func (e *Embedded) tick() {
+	defer e.done.Done()
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case now := <-t.C:
+			e.m.SetTime(now)
+			e.m.FastForward(now.Sub(last))
+			last = now
+		}
+	}
+}
+
+// Name implements Backend.
+func (e *Embedded) Name() string { return "embedded (miniredis)" }
+
+// Options implements Backend.
+func (e *Embedded) Options() *redis.Options { return clientOptions(e.m.Addr(), "") }
+
+// Addr is the embedded server's address.
+func (e *Embedded) Addr() string { return e.m.Addr() }
+
+// Pause stops the embedded server from answering for d: every command
+// waits, as on a real server under CLIENT PAUSE.
+func (e *Embedded) Pause(d time.Duration) {
+	e.m.Lock()
+	go func() {
+		time.Sleep(d)
+		e.m.Unlock()
+	}()
+}
+
+// Close implements Backend.
+func (e *Embedded) Close() error {
+	close(e.stop)
+	e.done.Wait()
+	e.m.Close()
+	return nil
+}
+
+// External is a Redis server lockbench did not start, reached by address.
+type External struct {
+	addr, password string
+	version        string
+}
+
+// DialRedis checks that a Redis server answers at addr and returns it as
+// a backend. It fails with ErrUnreachable within a few seconds when it
+// does not.
+func DialRedis(ctx context.Context, addr, password string) (*External, error) {
+	c := redis.NewClient(clientOptions(addr, password))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: redis at %s: %v", ErrUnreachable, addr, err)
+	}
+	x := &External{addr: addr, password: password, version: "?"}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			x.version = v
+		}
+	}
+	return x, nil
+}
+
+// Name implements Backend.
+func (x *External) Name() string { return fmt.Sprintf("redis %s at %s", x.version, x.addr) }
+
+// Options implements Backend.
+func (x *External) Options() *redis.Options { return clientOptions(x.addr, x.password) }
+
+// Close implements Backend; the server is not lockbench's to stop.
+func (x *External) Close() error { return nil }

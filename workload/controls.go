@@ -1,0 +1,88 @@
+package workload
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// Controls are the levers a fault injector pulls on a running sale. Each
+// acts on one simulated node or client, as a fault in a real deployment
+// hits one process.
+type Controls struct{ r *run }
+
+// Nodes is the number of nodes in the sale.
+func (c *Controls) Nodes() int { return len(c.r.nodes) }
+
+// Now is the sale's clock: nanoseconds since it started.
+func (c *Controls) Now() int64 { return c.r.now() }
+
+// PauseNode stops everything node i runs for d: its clients, its lock's
+// timers and renewals, its business steps. Work resumes where it stopped.
+func (c *Controls) PauseNode(i int, d time.Duration) { c.r.nodes[i].gate.pause(d) }
+
+// SkewClock sets node i's clock to run offset ahead of real time (behind
+// when negative). Only that node's clock moves.
+func (c *Controls) SkewClock(i int, offset time.Duration) { c.r.nodes[i].skew.Store(int64(offset)) }
+
+// NodeClock returns node i's wall clock.
+func (c *Controls) NodeClock(i int) time.Time { return c.r.nodes[i].now() }
+
+// Kill crashes client k: it stops where it is and never releases a lock it
+// holds; whatever it started in the background with its context stops too.
+// It reports whether the client was running.
+func (c *Controls) Kill(k int32) bool {
+	if k < 0 || int(k) >= len(c.r.kill) {
+		return false
+	}
+	cancel := c.r.kill[k].Load()
+	if cancel == nil {
+		return false
+	}
+	c.r.crashAt[k].CompareAndSwap(0, c.r.now())
+	(*cancel)(ErrCrashed)
+	return true
+}
+
+// Record adds an injection to the sale's history and counts it as active
+// until End is set by Finish.
+func (c *Controls) Record(f history.Fault) int {
+	return c.r.faults.add(f)
+}
+
+// Finish marks injection i as over now.
+func (c *Controls) Finish(i int) { c.r.faults.finish(i, c.r.now()) }
+
+// faultLog is the list of injections of a sale.
+type faultLog struct {
+	mu     sync.Mutex
+	faults []history.Fault
+	active atomic.Int64
+}
+
+func (l *faultLog) add(f history.Fault) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.faults = append(l.faults, f)
+	if f.End == 0 {
+		l.active.Add(1)
+	}
+	return len(l.faults) - 1
+}
+
+func (l *faultLog) finish(i int, at int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.faults[i].End == 0 {
+		l.faults[i].End = at
+		l.active.Add(-1)
+	}
+}
+
+func (l *faultLog) list() []history.Fault {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]history.Fault(nil), l.faults...)
+}

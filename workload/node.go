@@ -1,0 +1,138 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/locks"
+	"github.com/redis/go-redis/v9"
+)
+
+// node is one simulated service instance: its own client and connection
+// pool, its own lock handle (and so its own in-process lock, subscription
+// and watchdog timers), its own clock, and a gate that a fault can close
+// to stop everything the node does.
+type node struct {
+	id       int
+	uuid     string // the instance's id, as the seeds' UUID prefix of owner values
+	client   *redis.Client
+	locker   locks.Locker
+	gate     gate
+	skew     atomic.Int64 // the clock's offset, ns
+	commands atomic.Int64
+	queue    chan int32 // clients waiting for a worker
+}
+
+// now is the node's wall clock.
+func (n *node) now() time.Time {
+	return time.Now().Add(time.Duration(n.skew.Load()))
+}
+
+// gate blocks the node's goroutines while a pause is on. Every Redis
+// command the node sends, and every business step, passes it.
+type gate struct {
+	mu     sync.Mutex
+	closed chan struct{} // nil while open
+	until  time.Time
+}
+
+// pause closes the gate for d; a pause that overlaps another extends it.
+func (g *gate) pause(d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	until := time.Now().Add(d)
+	if g.closed != nil {
+		if until.After(g.until) {
+			g.until = until
+		}
+		return
+	}
+	g.closed, g.until = make(chan struct{}), until
+	go g.reopen()
+}
+
+func (g *gate) reopen() {
+	for {
+		g.mu.Lock()
+		left := time.Until(g.until)
+		if left <= 0 {
+			close(g.closed)
+			g.closed = nil
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		time.Sleep(left)
+	}
+}
+
+// wait returns when the gate is open or ctx ends.
+func (g *gate) wait(ctx context.Context) error {
+	g.mu.Lock()
+	c := g.closed
+	g.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// notSentError wraps the reason a command was never sent: the client was
+// dead or the run over before it left. A write that was not sent is known
+// not to have happened.
+type notSentError struct{ cause error }
+
+func (e *notSentError) Error() string { return "not sent: " + e.cause.Error() }
+func (e *notSentError) Unwrap() error { return e.cause }
+
+func notSent(err error) bool {
+	var ns *notSentError
+	return errors.As(err, &ns)
+}
+
+// hook puts the node's gate and command counter in front of every command.
+type hook struct{ n *node }
+
+func (h hook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if err := h.admit(ctx); err != nil {
+			cmd.SetErr(err)
+			return err
+		}
+		h.n.commands.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if err := h.admit(ctx); err != nil {
+			for _, c := range cmds {
+				c.SetErr(err)
+			}
+			return err
+		}
+		h.n.commands.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+func (h hook) admit(ctx context.Context) error {
+	if err := h.n.gate.wait(ctx); err != nil {
+		return &notSentError{err}
+	}
+	if ctx.Err() != nil {
+		return &notSentError{context.Cause(ctx)}
+	}
+	return nil
+}

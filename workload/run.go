@@ -1,0 +1,563 @@
+package workload
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/redis/go-redis/v9"
+)
+
+// Config describes one flash sale against one implementation. The zero
+// values of the optional fields are documented on each; Defaults fills the
+// rest as seed 003 ran it.
+type Config struct {
+	// Impl guards the sale.
+	Impl locks.Impl
+	// Backend holds the inventory and the locks.
+	Backend Backend
+	// Prefix is put before every key; the run adds the impl's name to it.
+	Prefix string
+	// Force deletes keys already under the prefix instead of refusing.
+	Force bool
+	// Clients is the number of buyers (seed 003: 20,000).
+	Clients int
+	// Nodes is the number of service instances (seed 003: two).
+	Nodes int
+	// Workers bounds each node's request pool (Tomcat's default is 200);
+	// zero gives every buyer its own goroutine.
+	Workers int
+	// Pool is each node's Redis connection pool size.
+	Pool int
+	// Stock is the initial inventory (seed 003: 5,000).
+	Stock int64
+	// Attempts is how many purchases a buyer tries before giving up.
+	Attempts int
+	// Ramp spreads the buyers' arrivals evenly over this window.
+	Ramp time.Duration
+	// TTL is the lock lease; zero uses the implementation's seed default.
+	TTL time.Duration
+	// Hold is the business step inside the critical section, between the
+	// read and the write.
+	Hold time.Duration
+	// Reentry makes each holder acquire its lock again this many levels
+	// deep inside the critical section (seed 003's testLock).
+	Reentry int
+	// Timeout bounds the whole sale; a run cut by it is a liveness failure.
+	Timeout time.Duration
+	// Injector, if set, injects faults.
+	Injector Injector
+	// Progress, if set, is called a few times a second while the sale runs.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a running sale.
+type Progress struct {
+	Impl     string
+	Elapsed  time.Duration
+	Arrived  int64
+	Finished int64
+	Sold     int64
+	Stock    int64
+	Faults   int64 // injections in force
+}
+
+// Injector injects faults into a run; the faults package implements it.
+type Injector interface {
+	// Probe is called at each probe point a client passes. It may block
+	// (a pause) or return an error (a crash): the client then stops where
+	// it is, as a dead process would.
+	Probe(ctx context.Context, at Site) error
+	// Run drives scheduled injections through c until ctx ends.
+	Run(ctx context.Context, c *Controls)
+}
+
+// Site is where a client is when a probe fires.
+type Site struct {
+	Node   int
+	Client int32
+	Point  locks.Point
+}
+
+type clientKey struct{}
+
+// clientOf returns the client a context belongs to, or -1.
+func clientOf(ctx context.Context) int32 {
+	if c, ok := ctx.Value(clientKey{}).(int32); ok {
+		return c
+	}
+	return -1
+}
+
+// run is one sale in progress.
+type run struct {
+	cfg   Config
+	keys  keys
+	base  time.Time
+	nodes []*node
+	ops   []history.Op
+	kill  []atomic.Pointer[context.CancelCauseFunc]
+	// crashAt is when a fault killed each client: the instant it stopped
+	// holding anything, whenever it noticed.
+	crashAt []atomic.Int64
+
+	arrived, finished, sold atomic.Int64
+	faults                  faultLog
+}
+
+func (r *run) now() int64 { return int64(time.Since(r.base)) }
+
+// arrival is client i's scheduled arrival: evenly spread over the ramp,
+// starting one millisecond after the run's base so that no instant is zero.
+func (r *run) arrival(i int) int64 {
+	return int64(time.Millisecond) + int64(r.cfg.Ramp)*int64(i)/int64(r.cfg.Clients)
+}
+
+// Run sells the stock to the buyers and returns what happened. The error
+// is for infrastructure only (ErrUnreachable, ErrPrefixInUse); a lock that
+// fails shows in the history, not here. When ctx ends or Timeout passes
+// the sale is cut short, and the history holds what was recorded.
+func Run(ctx context.Context, cfg Config) (*history.History, error) {
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Impl.Name + ":")}
+	admin := redis.NewClient(cfg.Backend.Options())
+	defer admin.Close()
+	setup, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := prepare(setup, admin, &r.keys, cfg.Stock, cfg.Force, cfg.Impl.Scripts); err != nil {
+		return nil, err
+	}
+	defer func() {
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		clearPrefix(c, admin, r.keys.prefix)
+	}()
+	if err := r.startNodes(setup); err != nil {
+		r.stopNodes()
+		return nil, err
+	}
+	defer r.stopNodes()
+
+	r.ops = make([]history.Op, cfg.Clients*cfg.Attempts)
+	r.kill = make([]atomic.Pointer[context.CancelCauseFunc], cfg.Clients)
+	r.crashAt = make([]atomic.Int64, cfg.Clients)
+	for i := 0; i < cfg.Clients; i++ {
+		r.ops[i*cfg.Attempts] = history.Op{Client: int32(i), Node: int16(i % cfg.Nodes), Stock: history.NoStock}
+		r.ops[i*cfg.Attempts].Arrival = r.arrival(i)
+	}
+
+	r.base = time.Now()
+	sale, stop := context.WithTimeout(ctx, cfg.Timeout)
+	defer stop()
+	cutShort := r.sell(sale)
+	duration := r.now()
+
+	h := &history.History{
+		Header: history.Header{
+			Schema:   history.SchemaVersion,
+			Impl:     cfg.Impl.Name,
+			Lockless: cfg.Impl.Guard != locks.GuardLock,
+			Fenced:   cfg.Impl.Fenced,
+			Backend:  cfg.Backend.Name(),
+			Nodes:    cfg.Nodes,
+			Clients:  cfg.Clients,
+			Stock:    cfg.Stock,
+			Attempts: cfg.Attempts,
+			Duration: duration,
+			CutShort: cutShort,
+		},
+		Faults: r.faults.list(),
+		Ops:    r.compact(),
+	}
+	for _, n := range r.nodes {
+		h.Header.Commands += n.commands.Load()
+	}
+	ac, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	final, err := audit(ac, admin, &r.keys)
+	if err != nil {
+		return h, fmt.Errorf("%w: reading the final state: %v", ErrUnreachable, err)
+	}
+	h.Final = final
+	return h, nil
+}
+
+func (r *run) startNodes(ctx context.Context) error {
+	pool := r.cfg.Pool
+	for i := 0; i < r.cfg.Nodes; i++ {
+		var id [8]byte
+		rand.Read(id[:])
+		n := &node{id: i, uuid: hex.EncodeToString(id[:])}
+		opts := r.cfg.Backend.Options()
+		opts.PoolSize = pool
+		n.client = redis.NewClient(opts)
+		n.client.AddHook(hook{n})
+		r.nodes = append(r.nodes, n)
+		if r.cfg.Impl.New == nil {
+			continue
+		}
+		l, err := r.cfg.Impl.New(ctx, locks.Env{
+			Node:  i,
+			Redis: n.client,
+			Key:   r.keys.lock,
+			TTL:   r.cfg.TTL,
+			Now:   n.now,
+			Probe: r.prober(n),
+		})
+		if err != nil {
+			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		}
+		n.locker = l
+	}
+	return nil
+}
+
+func (r *run) stopNodes() {
+	for _, n := range r.nodes {
+		if c, ok := n.locker.(locks.Closer); ok {
+			c.Close()
+		}
+		n.client.Close()
+	}
+}
+
+// prober returns the node's locks.Probe: the node's gate, then the injector.
+func (r *run) prober(n *node) locks.Probe {
+	return func(ctx context.Context, p locks.Point) error {
+		return r.probe(ctx, n, p)
+	}
+}
+
+func (r *run) probe(ctx context.Context, n *node, p locks.Point) error {
+	if err := n.gate.wait(ctx); err != nil {
+		return err
+	}
+	if r.cfg.Injector == nil {
+		return nil
+	}
+	return r.cfg.Injector.Probe(ctx, Site{Node: n.id, Client: clientOf(ctx), Point: p})
+}
+
+// sell runs the sale until every buyer is done or ctx ends, and reports
+// whether it was cut short.
+func (r *run) sell(ctx context.Context) (cutShort bool) {
+	var clients sync.WaitGroup
+	var workers sync.WaitGroup
+	fctx, stopFaults := context.WithCancel(ctx)
+	defer stopFaults()
+	if r.cfg.Injector != nil {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			r.cfg.Injector.Run(fctx, &Controls{r: r})
+		}()
+	}
+	if r.cfg.Progress != nil {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			r.report(fctx)
+		}()
+	}
+	for _, n := range r.nodes {
+		if r.cfg.Workers > 0 {
+			n.queue = make(chan int32, r.cfg.Clients/r.cfg.Nodes+1)
+			for w := 0; w < r.cfg.Workers; w++ {
+				clients.Add(1)
+				go func() {
+					defer clients.Done()
+					for c := range n.queue {
+						r.client(ctx, n, c)
+					}
+				}()
+			}
+		}
+	}
+
+	// Arrivals: each buyer is handed to its node at its scheduled instant.
+	for i := 0; i < r.cfg.Clients; i++ {
+		if d := time.Duration(r.arrival(i) - r.now()); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		r.arrived.Add(1)
+		n := r.nodes[i%r.cfg.Nodes]
+		if r.cfg.Workers > 0 {
+			n.queue <- int32(i)
+			continue
+		}
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			r.client(ctx, n, int32(i))
+		}()
+	}
+	for _, n := range r.nodes {
+		if n.queue != nil {
+			close(n.queue)
+		}
+	}
+	clients.Wait()
+	stopFaults()
+	workers.Wait()
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(r.snapshot())
+	}
+	return ctx.Err() != nil
+}
+
+func (r *run) snapshot() Progress {
+	return Progress{
+		Impl:     r.cfg.Impl.Name,
+		Elapsed:  time.Since(r.base),
+		Arrived:  r.arrived.Load(),
+		Finished: r.finished.Load(),
+		Sold:     r.sold.Load(),
+		Stock:    r.cfg.Stock,
+		Faults:   r.faults.active.Load(),
+	}
+}
+
+func (r *run) report(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.cfg.Progress(r.snapshot())
+		}
+	}
+}
+
+// client is one buyer: up to Attempts purchases, until one is answered.
+func (r *run) client(ctx context.Context, n *node, c int32) {
+	defer r.finished.Add(1)
+	if ctx.Err() != nil {
+		return
+	}
+	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, clientKey{}, c))
+	defer cancel(nil)
+	r.kill[c].Store(&cancel)
+	defer r.kill[c].Store(nil)
+
+	owner := make([]byte, 0, 40)
+	for a := 0; a < r.cfg.Attempts; a++ {
+		op := &r.ops[int(c)*r.cfg.Attempts+a]
+		if a > 0 {
+			*op = history.Op{Client: c, Attempt: int16(a), Node: int16(n.id), Stock: history.NoStock, Arrival: r.now()}
+		}
+		owner = append(owner[:0], n.uuid...)
+		owner = append(owner, ':')
+		owner = strconv.AppendInt(owner, int64(c), 10)
+		owner = append(owner, '.')
+		owner = strconv.AppendInt(owner, int64(a), 10)
+		r.purchase(cctx, n, op, string(owner))
+		switch op.Outcome {
+		case history.Sold, history.SoldOut, history.Duplicate, history.Crashed, history.Pending:
+			return
+		}
+	}
+}
+
+// purchase is one attempt: lock, sale, unlock.
+func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner string) {
+	op.Start = r.now()
+	user := strconv.FormatInt(int64(op.Client), 10)
+	defer func() {
+		if op.Outcome != history.Pending {
+			op.End = r.now()
+		}
+		switch op.Outcome {
+		case history.Sold:
+			r.sold.Add(1)
+		case history.Crashed:
+			op.Crash = r.crashAt[op.Client].Load()
+		}
+	}()
+
+	switch r.cfg.Impl.Guard {
+	case locks.GuardAtomic:
+		op.ReadCall = r.now()
+		stock, sold, dup, err := sell(ctx, n.client, &r.keys, user)
+		if err != nil {
+			if notSent(err) {
+				op.Outcome = r.failed(ctx, history.Failed)
+				return
+			}
+			// The script may have run: it read some stock and may have
+			// sold. The checker treats such an operation as a blind,
+			// possible decrement.
+			op.WriteCall = op.ReadCall
+			op.Write = history.Indeterminate
+			op.Outcome = r.failed(ctx, history.Unknown)
+			return
+		}
+		op.ReadReturn = r.now()
+		op.Stock = stock
+		op.WriteCall, op.WriteReturn = op.ReadCall, op.ReadReturn
+		switch {
+		case sold:
+			op.Write, op.Outcome = history.Applied, history.Sold
+		case dup:
+			op.Outcome = history.Duplicate
+			op.WriteCall, op.WriteReturn = 0, 0
+		default:
+			op.Outcome = history.SoldOut
+			op.WriteCall, op.WriteReturn = 0, 0
+		}
+		return
+	case locks.GuardNone:
+		r.sale(ctx, n, op, user, 0)
+		return
+	}
+
+	op.AcquireCall = r.now()
+	lease, err := n.locker.Acquire(ctx, owner)
+	if err != nil {
+		if errors.Is(err, locks.ErrNotObtained) {
+			op.Outcome = history.GaveUp
+			return
+		}
+		op.Outcome = r.failed(ctx, history.Failed)
+		return
+	}
+	op.Acquired = r.now()
+	op.Token = lease.Token()
+	nested := make([]locks.Lease, 0, r.cfg.Reentry)
+	for i := 0; i < r.cfg.Reentry; i++ {
+		l, err := n.locker.Acquire(ctx, owner)
+		if err != nil {
+			op.Outcome = r.failed(ctx, history.Failed)
+			r.release(ctx, op, nested, lease)
+			return
+		}
+		nested = append(nested, l)
+	}
+	if err := r.probe(ctx, n, locks.Acquired); err != nil {
+		op.Outcome = r.failed(ctx, history.Failed)
+		r.release(ctx, op, nested, lease)
+		return
+	}
+	r.sale(ctx, n, op, user, op.Token)
+	if err := r.probe(ctx, n, locks.BeforeRelease); err != nil && op.Outcome != history.Crashed {
+		if o := r.failed(ctx, op.Outcome); o == history.Crashed || o == history.Pending {
+			op.Outcome = o
+		}
+	}
+	r.release(ctx, op, nested, lease)
+}
+
+// release gives the lock up, innermost level first, unless the client is
+// dead: a crashed holder never unlocks.
+func (r *run) release(ctx context.Context, op *history.Op, nested []locks.Lease, lease locks.Lease) {
+	if errors.Is(context.Cause(ctx), ErrCrashed) {
+		op.Outcome = history.Crashed
+		return
+	}
+	for i := len(nested) - 1; i >= 0; i-- {
+		nested[i].Release(ctx)
+	}
+	op.ReleaseCall = r.now()
+	if err := lease.Release(ctx); err == nil {
+		op.Released = r.now()
+	} else if errors.Is(err, locks.ErrNotHeld) {
+		op.Released = r.now()
+		op.Lost = true
+	}
+}
+
+// sale is the seeds' read-modify-write: read the stock (and the user's
+// orders), check, write stock-1 and the order.
+func (r *run) sale(ctx context.Context, n *node, op *history.Op, user string, token uint64) {
+	op.ReadCall = r.now()
+	stock, orders, err := read(ctx, n.client, &r.keys, user, token)
+	if err != nil {
+		op.ReadCall = 0 // nothing read: the attempt never touched the stock
+		op.Outcome = r.failed(ctx, history.Failed)
+		return
+	}
+	op.ReadReturn = r.now()
+	op.Stock = stock
+	switch {
+	case stock <= 0:
+		op.Outcome = history.SoldOut
+		return
+	case orders > 0:
+		op.Outcome = history.Duplicate
+		return
+	}
+	if err := r.probe(ctx, n, locks.Business); err != nil {
+		op.Outcome = r.failed(ctx, history.Failed)
+		return
+	}
+	if r.cfg.Hold > 0 {
+		t := time.NewTimer(r.cfg.Hold)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		if err := n.gate.wait(ctx); err != nil || ctx.Err() != nil {
+			op.Outcome = r.failed(ctx, history.Failed)
+			return
+		}
+	}
+	op.WriteCall = r.now()
+	applied, err := write(ctx, n.client, &r.keys, user, stock-1, token)
+	if err != nil {
+		if notSent(err) {
+			op.WriteCall = 0
+			op.Outcome = r.failed(ctx, history.Failed)
+			return
+		}
+		op.Write = history.Indeterminate
+		op.Outcome = r.failed(ctx, history.Unknown)
+		return
+	}
+	op.WriteReturn = r.now()
+	if applied {
+		op.Write, op.Outcome = history.Applied, history.Sold
+	} else {
+		op.Write, op.Outcome = history.Refused, history.Rejected
+	}
+}
+
+// failed names the outcome of an attempt that stopped on an error: a
+// crash if a fault killed the client, pending if the run ended under it,
+// otherwise dflt.
+func (r *run) failed(ctx context.Context, dflt history.Outcome) history.Outcome {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrCrashed):
+		return history.Crashed
+	case cause != nil:
+		return history.Pending
+	}
+	return dflt
+}
+
+// compact drops the retry slots that were never used.
+func (r *run) compact() []history.Op {
+	out := r.ops[:0]
+	for i := range r.ops {
+		if r.ops[i].Attempt == 0 && r.ops[i].Arrival > 0 || r.ops[i].Start > 0 {
+			out = append(out, r.ops[i])
+		}
+	}
+	return out
+}

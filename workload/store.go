@@ -1,0 +1,210 @@
+package workload
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed scripts/*.lua
+var scriptFiles embed.FS
+
+func script(name string) *redis.Script {
+	src, err := scriptFiles.ReadFile("scripts/" + name + ".lua")
+	if err != nil {
+		panic("workload: missing script " + name) // a build defect
+	}
+	return redis.NewScript(string(src))
+}
+
+var (
+	atomicSale   = script("atomic_sale")
+	fencedRead   = script("fenced_read")
+	fencedWrite  = script("fenced_write")
+	storeScripts = []*redis.Script{atomicSale, fencedRead, fencedWrite}
+)
+
+// keys are the Redis keys of one run, all under its prefix.
+type keys struct {
+	prefix string
+	stock  string // the inventory counter: seed 003's inventory001
+	lock   string
+	fence  string // the store's highest fencing token seen
+	orders string // hash: user id → number of orders
+}
+
+func newKeys(prefix string) keys {
+	return keys{
+		prefix: prefix,
+		stock:  prefix + "inventory001",
+		lock:   prefix + "lock",
+		fence:  prefix + "fence",
+		orders: prefix + "orders",
+	}
+}
+
+// Orders live in one hash, one field per user counting that user's
+// orders: the audit can see a user who got two. (One key per user would
+// also do, but the embedded server walks every key on each clock tick.)
+
+// read is the sale's first step: GET the stock and the user's order count,
+// two commands in one round trip. With a fencing token the store's fenced
+// read is used instead.
+func read(ctx context.Context, c *redis.Client, k *keys, user string, token uint64) (stock int64, orders int64, err error) {
+	if token > 0 {
+		vals, err := fencedRead.Run(ctx, c, []string{k.stock, k.orders, k.fence}, token, user).Int64Slice()
+		if err != nil {
+			return 0, 0, err
+		}
+		return vals[0], vals[1], nil
+	}
+	var get *redis.StringCmd
+	var hget *redis.StringCmd
+	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, k.stock)
+		hget = p.HGet(ctx, k.orders, user)
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return 0, 0, err
+	}
+	if stock, err = parseNil(get); err != nil {
+		return 0, 0, err
+	}
+	orders, err = parseNil(hget)
+	return stock, orders, err
+}
+
+// parseNil reads an integer reply, a missing key or field being zero.
+func parseNil(c *redis.StringCmd) (int64, error) {
+	v, err := c.Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return v, err
+}
+
+func parseInt(v any) (int64, error) {
+	switch v := v.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		return strconv.ParseInt(v, 10, 64)
+	}
+	return 0, fmt.Errorf("workload: unexpected value %v", v)
+}
+
+// write is the sale's second step: SET stock-1 and record the order, two
+// commands in one round trip (not a transaction, as in the seeds). With a
+// fencing token the store refuses the write when a newer token has been
+// seen; applied says whether it took.
+func write(ctx context.Context, c *redis.Client, k *keys, user string, stock int64, token uint64) (applied bool, err error) {
+	if token > 0 {
+		n, err := fencedWrite.Run(ctx, c, []string{k.stock, k.orders, k.fence}, token, stock, user).Int64()
+		return n == 1, err
+	}
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, k.stock, stock, 0)
+		p.HIncrBy(ctx, k.orders, user, 1)
+		return nil
+	})
+	return err == nil, err
+}
+
+// sell is the whole sale in one server-side script (the atomic guard).
+func sell(ctx context.Context, c *redis.Client, k *keys, user string) (stock int64, sold, dup bool, err error) {
+	vals, err := atomicSale.Run(ctx, c, []string{k.stock, k.orders}, user).Int64Slice()
+	if err != nil {
+		return 0, false, false, err
+	}
+	return vals[0], vals[1] == 1, vals[2] == 1, nil
+}
+
+// prepare checks that the prefix is free (unless force), clears it, loads
+// the scripts and sets the stock.
+func prepare(ctx context.Context, c *redis.Client, k *keys, stock int64, force bool, scripts []*redis.Script) error {
+	n, err := countKeys(ctx, c, k.prefix)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	if n > 0 && !force {
+		return fmt.Errorf("%w: %q holds %d keys; pass --force to delete them, or choose another --prefix", ErrPrefixInUse, k.prefix, n)
+	}
+	if err := clearPrefix(ctx, c, k.prefix); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	for _, s := range append(scripts, storeScripts...) {
+		if err := s.Load(ctx, c).Err(); err != nil {
+			return fmt.Errorf("%w: loading scripts: %v", ErrUnreachable, err)
+		}
+	}
+	if err := c.Set(ctx, k.stock, stock, 0).Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	return nil
+}
+
+func scan(ctx context.Context, c *redis.Client, prefix string, each func([]string) error) error {
+	var cursor uint64
+	for {
+		ks, next, err := c.Scan(ctx, cursor, prefix+"*", 1000).Result()
+		if err != nil {
+			return err
+		}
+		if len(ks) > 0 {
+			if err := each(ks); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+func countKeys(ctx context.Context, c *redis.Client, prefix string) (int, error) {
+	n := 0
+	err := scan(ctx, c, prefix, func(ks []string) error { n += len(ks); return nil })
+	return n, err
+}
+
+// clearPrefix deletes every key under prefix.
+func clearPrefix(ctx context.Context, c *redis.Client, prefix string) error {
+	return scan(ctx, c, prefix, func(ks []string) error { return c.Unlink(ctx, ks...).Err() })
+}
+
+// audit reads the store's final state: the stock, and every user's orders.
+func audit(ctx context.Context, c *redis.Client, k *keys) (history.Final, error) {
+	var f history.Final
+	v, err := c.Get(ctx, k.stock).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return f, err
+	}
+	if f.Stock, err = parseInt(v); err != nil {
+		return f, err
+	}
+	all, err := c.HGetAll(ctx, k.orders).Result()
+	if err != nil {
+		return f, err
+	}
+	for user, v := range all {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return f, err
+		}
+		f.Orders += n
+		if n > 1 {
+			f.DuplicateOrders += n - 1
+			u, _ := strconv.ParseInt(user, 10, 32)
+			f.DuplicateUsers = append(f.DuplicateUsers, int32(u))
+		}
+	}
+	slices.Sort(f.DuplicateUsers)
+	return f, nil
+}
