@@ -164,8 +164,10 @@ func (w *watchdogLocker) Acquire(ctx context.Context, owner string) (Lease, erro
 	// without trying: each release lets one waiter per node retry, and a
 	// try from every arrival would only load the server. Its wait is then
 	// bounded by a whole lease.
+	// An owner that holds the lock already (a nested acquire) always
+	// tries: no release will come to wake it.
 	wait, err := w.ttl, error(nil)
-	if w.waiting.Load() == 0 {
+	if w.waiting.Load() == 0 || w.holds(owner) {
 		wait, err = w.tryAcquire(ctx, owner)
 	}
 	if err == nil && wait > 0 {
@@ -189,6 +191,15 @@ func (w *watchdogLocker) Acquire(ctx context.Context, owner string) (Lease, erro
 	}
 	w.startRenewal(ctx, owner)
 	return &watchdogLease{w: w, owner: owner}, nil
+}
+
+// holds reports whether owner holds the lock through this node, as far as
+// the node knows (its watchdog runs).
+func (w *watchdogLocker) holds(owner string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.renewals[owner]
+	return ok
 }
 
 // startRenewal starts owner's watchdog, or counts one more level when it

@@ -1,0 +1,30 @@
+# lockbench: build, test, bench, lint.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+GO ?= go
+
+.PHONY: build test test-short bench lint clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lockbench ./cmd/lockbench
+
+# The full suite: unit tests, the locks against the embedded server and a
+# real redis-server (skipped when redis-server is missing, unless
+# LOCKBENCH_REQUIRE_REDIS=1), and the end-to-end sales.
+test: lint
+	$(GO) test -count=1 -timeout 20m ./...
+
+test-short:
+	$(GO) test -count=1 -short ./...
+
+# Speed and memory figures, measured: see scripts/bench.sh.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./checker/
+	scripts/bench.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

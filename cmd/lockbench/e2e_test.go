@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/reports"
+)
+
+// lockbench runs the CLI in-process and returns its exit code, stdout and
+// stderr.
+func lockbench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := exitCode(dispatch(args, &stdout, &stderr), &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// runJSON runs the sale with --json and decodes its result.
+func runJSON(t *testing.T, args ...string) (int, *reports.Result) {
+	t.Helper()
+	code, out, errOut := lockbench(t, append(args, "--json")...)
+	if code == exitUsage || code == exitInfra {
+		t.Fatalf("lockbench %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	res, err := reports.ReadJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("lockbench %s: result: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return code, res
+}
+
+// backends returns the flags that select each backend under test: the
+// embedded server, and a real redis-server started for the test.
+func backends(t *testing.T) map[string][]string {
+	t.Helper()
+	b := map[string][]string{"embedded": nil}
+	if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" || redistest.Available() {
+		b["redis"] = []string{"--redis=" + redistest.Start(t)}
+	} else {
+		t.Log("redis-server not on PATH: real-Redis cases skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+	}
+	return b
+}
+
+func TestSaleVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end sales take tens of seconds")
+	}
+	type tc struct {
+		name     string
+		args     []string
+		embedded bool // also run on the embedded server (the others are too slow there at this size)
+		wantExit int
+		check    func(t *testing.T, r reports.Run)
+	}
+	oversells := func(t *testing.T, r reports.Run) {
+		if r.Oversold == 0 || r.DataSafety == "ok" {
+			t.Errorf("oversold %d, data safety %s: want an oversell caught", r.Oversold, r.DataSafety)
+		}
+	}
+	sellsExactly := func(t *testing.T, r reports.Run) {
+		if r.Sold != r.Stock || r.Oversold != 0 || r.LockOverlaps != 0 || r.Linearizability != "ok" {
+			t.Errorf("sold %d/%d, oversold %d, overlaps %d, linearizability %s: want exactly the stock, clean",
+				r.Sold, r.Stock, r.Oversold, r.LockOverlaps, r.Linearizability)
+		}
+	}
+	cases := []tc{
+		{"none oversells", []string{"--impl=none", "--clients=4000", "--stock=1000"}, true, exitFail, oversells},
+		{"local fails on two nodes", []string{"--impl=local", "--nodes=2", "--clients=4000", "--stock=1000"}, true, exitFail, func(t *testing.T, r reports.Run) {
+			if r.LockOverlaps == 0 {
+				t.Errorf("no lock overlaps across two nodes")
+			}
+			oversells(t, r)
+		}},
+		{"local passes on one node", []string{"--impl=local", "--nodes=1", "--clients=4000", "--stock=1000"}, true, exitPass, sellsExactly},
+		{"watchdog at 20000", []string{"--impl=watchdog", "--clients=20000"}, true, exitPass, sellsExactly},
+		{"atomic at 20000", []string{"--impl=atomic", "--clients=20000"}, true, exitPass, sellsExactly},
+		{"lua at 20000", []string{"--impl=lua", "--clients=20000"}, false, exitPass, sellsExactly},
+		{"reentrant at 20000", []string{"--impl=reentrant", "--clients=20000"}, false, exitPass, sellsExactly},
+		{"fenced at 20000", []string{"--impl=fenced", "--clients=20000"}, false, exitPass, sellsExactly},
+		{"lua, reentrant, fenced small", []string{"--impl=lua,reentrant,fenced", "--clients=2000", "--stock=500"}, true, exitPass, sellsExactly},
+		{"nested acquisition", []string{"--impl=reentrant,watchdog", "--reentry=3", "--clients=2000", "--stock=500"}, true, exitPass, sellsExactly},
+	}
+	for bname, bargs := range backends(t) {
+		for _, c := range cases {
+			if bname == "embedded" && !c.embedded {
+				continue
+			}
+			t.Run(bname+"/"+c.name, func(t *testing.T) {
+				args := append(append([]string{}, c.args...), bargs...)
+				args = append(args, "--timeout=150s", "--seed=7")
+				code, res := runJSON(t, args...)
+				if code != c.wantExit {
+					t.Errorf("exit %d, want %d", code, c.wantExit)
+				}
+				for _, r := range res.Runs {
+					c.check(t, r)
+					if r.Verdict == reports.Pass && c.wantExit != exitPass || r.Verdict != reports.Pass && c.wantExit == exitPass {
+						t.Errorf("%s: verdict %s, reasons %v", r.Impl, r.Verdict, r.Reasons)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string // in the message
+	}{
+		{[]string{"--impl=bogus"}, "--impl"},
+		{[]string{"--clients=0"}, "--clients"},
+		{[]string{"--nodes=0"}, "--nodes"},
+		{[]string{"--stock=-1"}, "--stock"},
+		{[]string{"--attempts=0"}, "--attempts"},
+		{[]string{"--ttl=5us"}, "--ttl"},
+		{[]string{"--timeout=0s"}, "--timeout"},
+		{[]string{"--impl=lua", "--reentry=2"}, "not reentrant"},
+		{[]string{"--force"}, "--redis"},
+		{[]string{"--clients=many"}, "clients"},
+		{[]string{"bogus-command"}, "unknown command"},
+		{[]string{"check"}, "check"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, _, errOut := lockbench(t, c.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("message %q does not name %q", errOut, c.want)
+			}
+		})
+	}
+}
+
+func TestUnreachableRedisFailsFast(t *testing.T) {
+	start := time.Now()
+	code, _, errOut := lockbench(t, "--redis=127.0.0.1:1", "--clients=10")
+	if code != exitInfra {
+		t.Errorf("exit %d, want %d (%s)", code, exitInfra, errOut)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v to report an unreachable server", d)
+	}
+}
+
+func TestHelpListVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"check", "--help"}} {
+		code, out, _ := lockbench(t, args...)
+		if code != exitPass || !strings.Contains(out, "Examples:") {
+			t.Errorf("%v: exit %d, output without examples:\n%s", args, code, out)
+		}
+	}
+	code, out, _ := lockbench(t, "list")
+	for _, name := range []string{"none", "local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua", "getset", "reentrant", "watchdog", "renew-naive", "atomic", "fenced"} {
+		if code != exitPass || !strings.Contains(out, name+" ") {
+			t.Errorf("list misses %s", name)
+		}
+	}
+	if code, out, _ := lockbench(t, "version"); code != exitPass || !strings.HasPrefix(out, "lockbench ") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+}
+
+// TestOutAndOfflineCheck saves a failing and a passing run, then re-checks
+// the saved histories offline and expects the same verdicts.
+func TestOutAndOfflineCheck(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := lockbench(t, "--impl=none,atomic", "--clients=2000", "--stock=500", "--out="+dir, "--seed=3")
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d: %s", code, exitFail, errOut)
+	}
+	res, err := reports.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || res.Runs[0].History == "" || !strings.Contains(res.Command, "--seed=3") {
+		t.Fatalf("result.json: %d runs, history %q, command %q", len(res.Runs), res.Runs[0].History, res.Command)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+	var fields map[string]any
+	json.Unmarshal(raw, &fields)
+	if _, ok := fields["runs"]; !ok {
+		t.Errorf("result.json has no runs")
+	}
+
+	code, out, errOut := lockbench(t, "check", dir, "--json")
+	if code != exitFail {
+		t.Fatalf("check: exit %d, want %d: %s", code, exitFail, errOut)
+	}
+	again, err := reports.ReadJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]string{}
+	for _, r := range again.Runs {
+		verdicts[r.Impl] = r.Verdict
+	}
+	for _, r := range res.Runs {
+		if verdicts[r.Impl] != r.Verdict {
+			t.Errorf("%s: offline verdict %s, online %s", r.Impl, verdicts[r.Impl], r.Verdict)
+		}
+	}
+
+	html := filepath.Join(t.TempDir(), "none.html")
+	lockbench(t, "check", filepath.Join(dir, "none.history.jsonl"), "--visualize="+html)
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("--visualize wrote no HTML: %v", err)
+	}
+}

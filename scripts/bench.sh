@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Measures lockbench's speed and memory on this machine (make bench):
+#  1. the default run on the embedded server: wall time and peak RSS;
+#  2. against a real redis-server on loopback: watchdog at 20,000 clients,
+#     atomic with --ramp=0;
+#  3. every seed spin variant at 20,000 clients, with the default workers
+#     and with --workers=0 (each bounded by --timeout).
+# Prints one line per measurement. Needs /usr/bin/time and redis-server.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=bin/lockbench
+spin_timeout=${SPIN_TIMEOUT:-60s}
+
+measure() { # label, args...
+  local label=$1; shift
+  local out
+  out=$( { /usr/bin/time -f "wall=%es rss=%MKB" "$bin" "$@" --json > /tmp/lockbench-bench.json; } 2>&1 | tail -1)
+  python3 - "$label" "$out" <<'PY'
+import json, sys
+label, timing = sys.argv[1], sys.argv[2]
+r = json.load(open("/tmp/lockbench-bench.json"))
+for run in r["runs"]:
+    print(f"{label:38} {run['impl']:13} {run['verdict']:5} sold={run['sold']}/{run['stock']} "
+          f"sales/s={run['sales_per_sec']:.0f} cmd/sale={run['commands_per_sale']} cmd/attempt={run['commands_per_attempt']} "
+          f"cut_short={run['cut_short']} {timing}")
+PY
+}
+
+echo "== default run, embedded server"
+measure "default (embedded)" --impl=watchdog --clients=20000
+
+command -v redis-server >/dev/null || { echo "redis-server not found: skipping real-Redis figures"; exit 0; }
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no >/dev/null &
+rpid=$!
+trap 'kill $rpid 2>/dev/null' EXIT
+sleep 0.5
+r="--redis=127.0.0.1:$port"
+
+echo "== real redis-server on loopback"
+measure "watchdog 20000 (redis)" --impl=watchdog --clients=20000 "$r"
+measure "atomic --ramp=0 (redis)" --impl=atomic --clients=20000 --ramp=0 "$r"
+
+echo "== seed spin variants, 20000 clients, timeout $spin_timeout"
+for im in setnx setnx-expire set-nx-ex owner-check lua getset reentrant renew-naive; do
+  measure "$im workers=200 (redis)" --impl=$im --clients=20000 --timeout="$spin_timeout" "$r"
+  measure "$im workers=0 (redis)" --impl=$im --clients=20000 --workers=0 --timeout="$spin_timeout" "$r"
+done
