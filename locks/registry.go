@@ -98,7 +98,7 @@ var registry = []Impl{
 		Name:       "getset",
 		Summary:    "value is the expiry time from the client's clock; expired locks are taken over with GETSET",
 		Seed:       "002 RedisLock",
-		Notes:      "tryLock tries for 1000 ms, sleeping 200-240 ms between tries, then gives up, as in the seed. A client whose clock runs ahead steals live locks.",
+		Notes:      "tryLock tries for 1000 ms, sleeping 200-240 ms between tries, then gives up, as in the seed. A client whose clock runs ahead steals live locks. Measured: it also breaks without any fault under contention, because the seed counts a failed GET (the key just deleted by an unlock) as expired, and its GET/GETSET pair then steals the lock another client has just taken with SETNX.",
 		Guard:      GuardLock,
 		DefaultTTL: getsetLease,
 		New:        newGetset,
