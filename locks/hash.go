@@ -213,11 +213,16 @@ func (w *watchdogLocker) startRenewal(ctx context.Context, owner string) {
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	w.renewals[owner] = &renewal{depth: 1, cancel: cancel}
-	go w.renewLoop(rctx, owner)
+	r := &renewal{depth: 1, cancel: cancel}
+	w.renewals[owner] = r
+	go w.renewLoop(rctx, owner, r)
 }
 
-func (w *watchdogLocker) renewLoop(ctx context.Context, owner string) {
+// renewLoop renews owner's lease until r is stopped, its context ends (a
+// crashed client), or a renewal fails. However it ends, it removes r, and
+// only r: a later acquisition by the same owner has an entry of its own.
+func (w *watchdogLocker) renewLoop(ctx context.Context, owner string, r *renewal) {
+	defer w.forget(owner, r)
 	t := time.NewTicker(w.ttl / 3)
 	defer t.Stop()
 	for {
@@ -230,15 +235,23 @@ func (w *watchdogLocker) renewLoop(ctx context.Context, owner string) {
 		if err != nil || !ok {
 			// Redisson stops renewing when the renewal fails or finds the
 			// lock gone.
-			w.stopRenewal(owner, true)
 			return
 		}
 	}
 }
 
-// stopRenewal counts one level down, or all of them, and stops the
-// watchdog at zero.
-func (w *watchdogLocker) stopRenewal(owner string, all bool) {
+// forget removes owner's watchdog entry if it is still r.
+func (w *watchdogLocker) forget(owner string, r *renewal) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r.cancel()
+	if w.renewals[owner] == r {
+		delete(w.renewals, owner)
+	}
+}
+
+// stopRenewal counts one level down and stops the watchdog at zero.
+func (w *watchdogLocker) stopRenewal(owner string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r, ok := w.renewals[owner]
@@ -246,7 +259,7 @@ func (w *watchdogLocker) stopRenewal(owner string, all bool) {
 		return
 	}
 	r.depth--
-	if all || r.depth <= 0 {
+	if r.depth <= 0 {
 		r.cancel()
 		delete(w.renewals, owner)
 	}
@@ -265,7 +278,7 @@ func (*watchdogLease) Token() uint64 { return 0 }
 func (l *watchdogLease) Release(ctx context.Context) error {
 	w := l.w
 	// Redisson cancels the renewal whatever the unlock answers.
-	defer w.stopRenewal(l.owner, false)
+	defer w.stopRenewal(l.owner)
 	err := watchdogUnlock.Run(ctx, w.env.Redis, []string{w.env.Key, w.channel},
 		"0", w.ttl.Milliseconds(), l.owner).Err()
 	if errors.Is(err, redis.Nil) {

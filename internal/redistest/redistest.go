@@ -1,21 +1,33 @@
 // Package redistest starts real redis-server processes for tests, each on
 // a free loopback port, and stops them when the test ends. Without the
 // binary on PATH tests skip, unless LOCKBENCH_REQUIRE_REDIS=1 makes its
-// absence a failure (CI sets it after installing Debian's redis-server).
+// absence a failure (CI sets it after installing Debian's redis-server), so
+// that a missing server can never turn a required run green.
 package redistest
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
+
+// RequireEnv is the environment variable that, set to 1, turns a missing
+// redis-server into a test failure instead of a skip.
+const RequireEnv = "LOCKBENCH_REQUIRE_REDIS"
+
+// startTimeout bounds how long Start waits for the server to answer PING.
+const startTimeout = 5 * time.Second
 
 // Available reports whether redis-server is on PATH.
 func Available() bool {
@@ -24,51 +36,111 @@ func Available() bool {
 }
 
 // Start runs a redis-server on a free 127.0.0.1 port, without persistence,
-// waits until it answers, and returns its address.
+// waits until it answers PING, and returns its address. The server is
+// killed when the test ends. Without redis-server on PATH the test is
+// skipped, or fails when LOCKBENCH_REQUIRE_REDIS=1.
 func Start(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not on PATH and LOCKBENCH_REQUIRE_REDIS=1")
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("redis-server is not on PATH and %s=1: install it (apt-get install redis-server)", RequireEnv)
 		}
-		t.Skip("redis-server not on PATH (apt-get install redis-server); skipping real-Redis test")
+		t.Skipf("redis-server is not on PATH (apt-get install redis-server); skipping real-Redis test (set %s=1 to fail instead)", RequireEnv)
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	c := Client(t, addr)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
+	// The free port is only free when we look: another process may take
+	// it before the server binds, so a server that exits early is retried
+	// on a new port.
+	var errs []error
+	for range 3 {
+		addr, err := start(t, bin)
 		if err == nil {
 			return addr
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s did not answer: %v", addr, err)
+		errs = append(errs, err)
+		if !errors.Is(err, errExited) {
+			break
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("starting redis-server: %v", errors.Join(errs...))
+	return ""
+}
+
+// errExited means the server process ended before it answered.
+var errExited = errors.New("redis-server exited")
+
+// start runs one server and waits for it; on error the process is gone.
+func start(t testing.TB, bin string) (string, error) {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	out := new(syncBuffer)
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	stop := func() {
+		cmd.Process.Kill()
+		<-exited
+	}
+
+	c := redis.NewClient(options(addr))
+	defer c.Close()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		// Dial first: go-redis logs every refused dial, and a server
+		// that is starting refuses a few.
+		var conn net.Conn
+		if conn, err = net.DialTimeout("tcp", addr, 500*time.Millisecond); err == nil {
+			conn.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			err = c.Ping(ctx).Err()
+			cancel()
+		}
+		if err == nil {
+			t.Cleanup(stop)
+			return addr, nil
+		}
+		select {
+		case <-exited:
+			return "", fmt.Errorf("%w on %s: %s", errExited, addr, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", fmt.Errorf("redis-server on %s did not answer PING within %v: %v; output: %s",
+				addr, startTimeout, err, out.String())
+		}
 	}
 }
 
-// Client returns a client for addr with lockbench's options (RESP2, no
-// retries, no handshake extras), closed when the test ends.
+// Client returns a client for addr with lockbench's options: RESP2, no
+// retries (a retried write would blur what is unknown), no handshake
+// extras. It is closed when the test ends.
 func Client(t testing.TB, addr string) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{
+	c := redis.NewClient(options(addr))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// options mirror the client options of workload/backend.go.
+func options(addr string) *redis.Options {
+	return &redis.Options{
 		Addr:            addr,
 		Protocol:        2,
 		DisableIdentity: true,
@@ -76,9 +148,7 @@ func Client(t testing.TB, addr string) *redis.Client {
 		MaintNotificationsConfig: &maintnotifications.Config{
 			Mode: maintnotifications.ModeDisabled,
 		},
-	})
-	t.Cleanup(func() { c.Close() })
-	return c
+	}
 }
 
 func freePort() (int, error) {
@@ -88,4 +158,23 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// syncBuffer collects the server's output, written by exec's copying
+// goroutine and read by the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,0 +1,316 @@
+package locks_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/locks"
+)
+
+// TestMain runs more subtests at once than the default -parallel (one per
+// CPU) unless -parallel is given: the tests here mostly wait, for spin
+// sleeps and leases running out, and hardly compute.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", "8"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// Margins. The machine is shared and small: waits are generous, and no
+// test asserts on speed.
+const (
+	// patience bounds an Acquire that must succeed.
+	patience = 10 * time.Second
+	// refused is how long an Acquire that must fail is given.
+	refused = 300 * time.Millisecond
+	// shortTTL is a lease meant to run out during a test.
+	shortTTL = 200 * time.Millisecond
+)
+
+// backend is a server the tests run against.
+type backend struct {
+	name  string
+	start func(testing.TB) string // returns the server's address
+}
+
+// backends lists the servers every test runs against: the embedded server
+// the CLI defaults to, and a real redis-server, since the locks claim Redis
+// semantics.
+var backends = []backend{
+	{name: "embedded", start: startEmbedded},
+	{name: "redis", start: redistest.Start},
+}
+
+// startEmbedded starts miniredis on a free loopback port with its clock
+// driven in real time, as workload.StartEmbedded does (locks cannot import
+// workload), so that leases expire as on a real server.
+func startEmbedded(t testing.TB) string {
+	t.Helper()
+	m := miniredis.NewMiniRedis()
+	if err := m.StartAddr("127.0.0.1:0"); err != nil {
+		t.Fatalf("starting miniredis: %v", err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				m.SetTime(now)
+				m.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		m.Close()
+	})
+	return m.Addr()
+}
+
+// server is one running backend and an administrative client to look at
+// the keys the locks leave behind.
+type server struct {
+	addr  string
+	admin *redis.Client
+}
+
+// forEachBackend runs f as a parallel subtest per backend, each with a
+// server of its own that lives until f's subtests are done.
+func forEachBackend(t *testing.T, f func(t *testing.T, s *server)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			addr := b.start(t)
+			f(t, &server{addr: addr, admin: redistest.Client(t, addr)})
+		})
+	}
+}
+
+// lockImpls returns the implementations that guard the sale with a Locker.
+func lockImpls() []locks.Impl {
+	var out []locks.Impl
+	for _, im := range locks.All() {
+		if im.Guard == locks.GuardLock {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// impl returns the implementation called name, or fails the test.
+func impl(t *testing.T, name string) locks.Impl {
+	t.Helper()
+	im, ok := locks.Lookup(name)
+	if !ok {
+		t.Fatalf("no implementation %q", name)
+	}
+	return im
+}
+
+// lockKey is the key a test's lock lives under: each implementation and
+// scenario gets its own prefix, so that parallel subtests sharing a server
+// never meet.
+func lockKey(t *testing.T) string {
+	return "lockbench-test:" + t.Name() + ":lock"
+}
+
+// node makes the Locker of one simulated node on its own client, unless
+// env.Redis is given, and closes it when the test ends. env.Node and
+// env.Key are the caller's.
+func (s *server) node(t *testing.T, im locks.Impl, env locks.Env) locks.Locker {
+	t.Helper()
+	if env.Redis == nil {
+		env.Redis = redistest.Client(t, s.addr)
+	}
+	l, err := im.New(t.Context(), env)
+	if err != nil {
+		t.Fatalf("%s: New(node %d): %v", im.Name, env.Node, err)
+	}
+	if c, ok := l.(io.Closer); ok {
+		// Registered after the client's cleanup, so it runs first.
+		t.Cleanup(func() { c.Close() })
+	}
+	return l
+}
+
+// nodes makes n nodes of im on key with lease ttl.
+func (s *server) nodes(t *testing.T, im locks.Impl, key string, ttl time.Duration, n int) []locks.Locker {
+	t.Helper()
+	out := make([]locks.Locker, n)
+	for i := range out {
+		out[i] = s.node(t, im, locks.Env{Node: i, Key: key, TTL: ttl})
+	}
+	return out
+}
+
+// holdCtx is a context for acquisitions whose lease should live on: the
+// watchdog renews in the acquiring context, so it must outlast the call.
+// It ends with the test, or after a minute so that a hang fails.
+func holdCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// acquire obtains l for owner within patience, or fails the test. The
+// lease lives in ctx (see holdCtx).
+func acquire(t *testing.T, ctx context.Context, l locks.Locker, owner string) locks.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeoutCause(ctx, patience, errors.New("acquire: out of patience"))
+	t.Cleanup(cancel) // not before: the watchdog renews in ctx
+	lease, err := l.Acquire(ctx, owner)
+	if err != nil {
+		t.Fatalf("Acquire(%q): %v", owner, err)
+	}
+	return lease
+}
+
+// release releases lease and checks the error against want (nil for
+// success), with errors.Is.
+func release(t *testing.T, lease locks.Lease, want error) {
+	t.Helper()
+	err := lease.Release(t.Context())
+	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+		t.Errorf("Release() = %v, want %v", err, want)
+	}
+}
+
+// mustNotAcquire checks that owner cannot obtain l within d: the lock is
+// held by someone else. Giving up (ErrNotObtained) counts as not obtaining.
+func mustNotAcquire(t *testing.T, l locks.Locker, owner string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	lease, err := l.Acquire(ctx, owner)
+	switch {
+	case err == nil:
+		t.Errorf("Acquire(%q) obtained a lock that is held", owner)
+		lease.Release(t.Context())
+	case !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, locks.ErrNotObtained):
+		t.Errorf("Acquire(%q) = %v, want %v or %v", owner, err, context.DeadlineExceeded, locks.ErrNotObtained)
+	}
+}
+
+// exists reports whether key is on the server.
+func (s *server) exists(t *testing.T, key string) bool {
+	t.Helper()
+	n, err := s.admin.Exists(t.Context(), key).Result()
+	if err != nil {
+		t.Fatalf("EXISTS %s: %v", key, err)
+	}
+	return n == 1
+}
+
+// pttl returns the key's PTTL reply in milliseconds: -1 for no expiry, -2
+// for no key.
+func (s *server) pttl(t *testing.T, key string) int64 {
+	t.Helper()
+	n, err := s.admin.Do(t.Context(), "PTTL", key).Int64()
+	if err != nil {
+		t.Fatalf("PTTL %s: %v", key, err)
+	}
+	return n
+}
+
+// waitGone waits until key has left the server: its lease ran out.
+func (s *server) waitGone(t *testing.T, key string) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for s.exists(t, key) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still exists after %v (pttl %d)", key, patience, s.pttl(t, key))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// hashOwners returns the owners recorded in a hash lock (reentrant,
+// watchdog, renew-naive), with their counts.
+func (s *server) hashOwners(t *testing.T, key string) map[string]string {
+	t.Helper()
+	m, err := s.admin.HGetAll(t.Context(), key).Result()
+	if err != nil {
+		t.Fatalf("HGETALL %s: %v", key, err)
+	}
+	return m
+}
+
+// getInt returns the integer value of a string key.
+func (s *server) getInt(t *testing.T, key string) int64 {
+	t.Helper()
+	v, err := s.admin.Get(t.Context(), key).Result()
+	if err != nil {
+		t.Fatalf("GET %s: %v", key, err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("GET %s = %q: %v", key, v, err)
+	}
+	return n
+}
+
+// pauseAt is a Probe that blocks at one point until resumed, as a paused
+// process would, and counts how often that point was reached.
+type pauseAt struct {
+	point   locks.Point
+	reached chan struct{} // closed the first time the point is reached
+	resume  chan struct{} // closed to let the paused caller go on
+	once    sync.Once
+	mu      sync.Mutex
+	hits    int
+}
+
+func newPauseAt(p locks.Point) *pauseAt {
+	return &pauseAt{point: p, reached: make(chan struct{}), resume: make(chan struct{})}
+}
+
+func (p *pauseAt) probe(ctx context.Context, at locks.Point) error {
+	if at != p.point {
+		return nil
+	}
+	p.mu.Lock()
+	p.hits++
+	p.mu.Unlock()
+	p.once.Do(func() { close(p.reached) })
+	select {
+	case <-p.resume:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (p *pauseAt) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hits
+}
