@@ -63,7 +63,6 @@ var registry = []Impl{
 		Notes:      "A death between SETNX and EXPIRE leaves a lock with no expiry; EXPIRE is sent as PEXPIRE so that sub-second leases work.",
 		Guard:      GuardLock,
 		DefaultTTL: seedLease,
-		Scripts:    nil,
 		New:        simple(fixedSleep(seedSpin), setNXThenExpire, del),
 	},
 	{

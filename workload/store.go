@@ -89,16 +89,6 @@ func parseNil(c *redis.StringCmd) (int64, error) {
 	return v, err
 }
 
-func parseInt(v any) (int64, error) {
-	switch v := v.(type) {
-	case nil:
-		return 0, nil
-	case string:
-		return strconv.ParseInt(v, 10, 64)
-	}
-	return 0, fmt.Errorf("workload: unexpected value %v", v)
-}
-
 // write is the sale's second step: SET stock-1 and record the order, two
 // commands in one round trip (not a transaction, as in the seeds). With a
 // fencing token the store refuses the write when a newer token has been
@@ -182,11 +172,8 @@ func clearPrefix(ctx context.Context, c *redis.Client, prefix string) error {
 // audit reads the store's final state: the stock, and every user's orders.
 func audit(ctx context.Context, c *redis.Client, k *keys) (history.Final, error) {
 	var f history.Final
-	v, err := c.Get(ctx, k.stock).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return f, err
-	}
-	if f.Stock, err = parseInt(v); err != nil {
+	var err error
+	if f.Stock, err = parseNil(c.Get(ctx, k.stock)); err != nil {
 		return f, err
 	}
 	all, err := c.HGetAll(ctx, k.orders).Result()

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -338,7 +337,7 @@ func (o *runOpts) config(impls []locks.Impl, backend string) reports.Config {
 		names = append(names, im.Name)
 	}
 	return reports.Config{
-		Impls:    slices.Clip(names),
+		Impls:    names,
 		Backend:  backend,
 		Nodes:    o.nodes,
 		Clients:  o.clients,
