@@ -132,15 +132,27 @@ func newWatchdog(ctx context.Context, env Env) (Locker, error) {
 		w.ps.Close()
 		return nil, err
 	}
-	go func() {
-		for range w.ps.Channel() {
-			select {
-			case w.wake <- struct{}{}:
-			default: // a permit is already pending: one waiter retries per message
-			}
-		}
-	}()
+	go w.listen()
 	return w, nil
+}
+
+// listen turns each release message into one permit. It reads the
+// subscription itself rather than through PubSub.Channel, whose extra
+// goroutine would add a hand-off to every lock transfer.
+func (w *watchdogLocker) listen() {
+	ctx := context.Background()
+	for {
+		if _, err := w.ps.ReceiveMessage(ctx); err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return
+			}
+			continue // go-redis reconnects and resubscribes
+		}
+		select {
+		case w.wake <- struct{}{}:
+		default: // a permit is already pending: one waiter retries per message
+		}
+	}
 }
 
 // tryAcquire returns 0 when owner now holds the lock, else the holder's

@@ -38,6 +38,13 @@ sleep 0.5
 r="--redis=127.0.0.1:$port"
 
 echo "== real redis-server on loopback"
+# The lock-guarded sale needs four round trips in series (acquire, GET,
+# SET, release and its hand-off), so one hot lock cannot sell faster than
+# 1 / (4 x RTT). Measure this machine's serial round trip first.
+if command -v redis-benchmark >/dev/null; then
+  rtt=$(redis-benchmark -p "$port" -c 1 -n 50000 -t get -q 2>/dev/null | tr '\r' '\n' | grep -o 'p50=[0-9.]*' | tail -1 | cut -d= -f2)
+  python3 -c "import sys; r=float(sys.argv[1])*1000; print(f'serial GET round trip p50 {r:.0f} us: four-round-trip limit {1e6/(4*r):.0f} sales/s')" "$rtt"
+fi
 measure "watchdog 20000 (redis)" --impl=watchdog --clients=20000 "$r"
 measure "atomic --ramp=0 (redis)" --impl=atomic --clients=20000 --ramp=0 "$r"
 

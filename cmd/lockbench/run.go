@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +45,7 @@ type runOpts struct {
 	json         bool
 	timeout      time.Duration
 	checkTimeout time.Duration
+	cpuprofile   string
 }
 
 const runExamples = `
@@ -86,6 +88,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
 	return fs
 }
 
@@ -199,6 +202,18 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); stop() }()
+
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	backend, err := o.backend(ctx)
 	if err != nil {
@@ -316,7 +331,7 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 	parts := []string{"lockbench"}
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "seed", "redis-password", "json", "out":
+		case "seed", "redis-password", "json", "out", "cpuprofile":
 			return
 		}
 		if f.Changed {
