@@ -47,6 +47,8 @@ type Result struct {
 	Config Config `json:"config"`
 	// Runs holds one entry per implementation, in the order they ran.
 	Runs []Run `json:"runs"`
+	// Matrix holds the cells of `lockbench matrix`, absent otherwise.
+	Matrix []MatrixCell `json:"matrix,omitempty"`
 }
 
 // Config is the flags a benchmark ran with. Its JSON keys are the flags'

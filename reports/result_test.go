@@ -262,7 +262,7 @@ func TestSchemaDocumented(t *testing.T) {
 		documented[m[1]] = true
 	}
 	for _, v := range []any{
-		Result{}, Config{}, Run{}, Latency{}, Summary{}, Point{}, Series{},
+		Result{}, Config{}, Run{}, MatrixCell{}, Latency{}, Summary{}, Point{}, Series{},
 		checker.Overlap{}, checker.OpRef{}, history.Fault{},
 	} {
 		typ := reflect.TypeOf(v)

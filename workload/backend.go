@@ -23,6 +23,9 @@ var (
 	ErrPrefixInUse = errors.New("workload: key prefix already holds keys")
 	// ErrCrashed is the cause a fault gives when it kills a client.
 	ErrCrashed = errors.New("workload: client crashed")
+	// ErrUnsupported means the backend cannot do what a fault asked (pause
+	// or restart its server).
+	ErrUnsupported = errors.New("workload: not supported by this backend")
 )
 
 // Backend is the server that holds the inventory and the locks.
@@ -34,6 +37,18 @@ type Backend interface {
 	Options() *redis.Options
 	// Close stops the server if the backend started it.
 	Close() error
+}
+
+// Pauser is a backend that can stop its server from answering for a while,
+// as CLIENT PAUSE does; the server-pause fault needs it.
+type Pauser interface {
+	Pause(ctx context.Context, d time.Duration) error
+}
+
+// Restarter is a backend that can restart its server without persistence:
+// every key is lost. The restart fault needs it.
+type Restarter interface {
+	Restart(ctx context.Context) error
 }
 
 // clientOptions are the options every client of lockbench uses: no
@@ -108,14 +123,28 @@ func (e *Embedded) Options() *redis.Options { return clientOptions(e.m.Addr(), "
 // Addr is the embedded server's address.
 func (e *Embedded) Addr() string { return e.m.Addr() }
 
-// Pause stops the embedded server from answering for d: every command
-// waits, as on a real server under CLIENT PAUSE.
-func (e *Embedded) Pause(d time.Duration) {
+// Pause implements Pauser: the embedded server stops answering for d;
+// every command waits, and keys stop expiring, as on a real server under
+// CLIENT PAUSE ALL.
+func (e *Embedded) Pause(_ context.Context, d time.Duration) error {
 	e.m.Lock()
 	go func() {
 		time.Sleep(d)
 		e.m.Unlock()
 	}()
+	return nil
+}
+
+// Restart implements Restarter: the server drops every connection and
+// comes back on the same address with no data, as a Redis without
+// persistence does after a restart.
+func (e *Embedded) Restart(context.Context) error {
+	e.m.Close()
+	e.m.FlushAll()
+	if err := e.m.Restart(); err != nil {
+		return fmt.Errorf("%w: embedded server restart: %v", ErrUnreachable, err)
+	}
+	return nil
 }
 
 // Close implements Backend.
@@ -158,6 +187,18 @@ func (x *External) Name() string { return fmt.Sprintf("redis %s at %s", x.versio
 
 // Options implements Backend.
 func (x *External) Options() *redis.Options { return clientOptions(x.addr, x.password) }
+
+// Pause implements Pauser with CLIENT PAUSE ALL: the server answers no
+// client for d and expires no key meanwhile.
+func (x *External) Pause(ctx context.Context, d time.Duration) error {
+	c := redis.NewClient(clientOptions(x.addr, x.password))
+	defer c.Close()
+	ms := max(1, d.Milliseconds())
+	if err := c.Do(ctx, "CLIENT", "PAUSE", ms, "ALL").Err(); err != nil {
+		return fmt.Errorf("%w: CLIENT PAUSE: %v", ErrUnreachable, err)
+	}
+	return nil
+}
 
 // Close implements Backend; the server is not lockbench's to stop.
 func (x *External) Close() error { return nil }

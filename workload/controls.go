@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,38 @@ func (c *Controls) Kill(k int32) bool {
 	c.r.crashAt[k].CompareAndSwap(0, c.r.now())
 	(*cancel)(ErrCrashed)
 	return true
+}
+
+// WaitNode returns when node i's gate is open (at once when it is not
+// paused), or when ctx ends.
+func (c *Controls) WaitNode(ctx context.Context, i int) error {
+	return c.r.nodes[i].gate.wait(ctx)
+}
+
+// DeleteLock removes the lock's key on the server, as an eviction, a
+// failover or a flush would: whoever holds the lock is not told.
+func (c *Controls) DeleteLock(ctx context.Context) error {
+	return c.r.admin.Del(ctx, c.r.keys.lock).Err()
+}
+
+// PauseServer stops the server from answering for d, when the backend can
+// (see Pauser).
+func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
+	p, ok := c.r.cfg.Backend.(Pauser)
+	if !ok {
+		return ErrUnsupported
+	}
+	return p.Pause(ctx, d)
+}
+
+// RestartServer restarts the server without persistence, when the backend
+// can (see Restarter).
+func (c *Controls) RestartServer(ctx context.Context) error {
+	rs, ok := c.r.cfg.Backend.(Restarter)
+	if !ok {
+		return ErrUnsupported
+	}
+	return rs.Restart(ctx)
 }
 
 // Record adds an injection to the sale's history and counts it as active

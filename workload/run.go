@@ -53,6 +53,10 @@ type Config struct {
 	Reentry int
 	// Timeout bounds the whole sale; a run cut by it is a liveness failure.
 	Timeout time.Duration
+	// CommandTimeout bounds each Redis command (read and write deadline);
+	// a command that runs out has an unknown outcome. Zero means 3 s,
+	// go-redis's default.
+	CommandTimeout time.Duration
 	// Injector, if set, injects faults.
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.
@@ -75,9 +79,16 @@ type Injector interface {
 	// Probe is called at each probe point a client passes. It may block
 	// (a pause) or return an error (a crash): the client then stops where
 	// it is, as a dead process would.
-	Probe(ctx context.Context, at Site) error
+	Probe(ctx context.Context, c *Controls, at Site) error
 	// Run drives scheduled injections through c until ctx ends.
 	Run(ctx context.Context, c *Controls)
+}
+
+// Router is an Injector that puts something (a fault proxy) between a
+// node and the server: Route returns the address node should dial
+// instead of addr.
+type Router interface {
+	Route(node int, addr string) (string, error)
 }
 
 // Site is where a client is when a probe fires.
@@ -111,6 +122,8 @@ type run struct {
 
 	arrived, finished, sold atomic.Int64
 	faults                  faultLog
+	admin                   *redis.Client // the run's own client: set-up, audit, faults
+	controls                *Controls
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -127,8 +140,10 @@ func (r *run) arrival(i int) int64 {
 // the sale is cut short, and the history holds what was recorded.
 func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Impl.Name + ":")}
+	r.controls = &Controls{r: r}
 	admin := redis.NewClient(cfg.Backend.Options())
 	defer admin.Close()
+	r.admin = admin
 	setup, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := prepare(setup, admin, &r.keys, cfg.Stock, cfg.Force, cfg.Impl.Scripts); err != nil {
@@ -197,6 +212,16 @@ func (r *run) startNodes(ctx context.Context) error {
 		n := &node{id: i, uuid: hex.EncodeToString(id[:])}
 		opts := r.cfg.Backend.Options()
 		opts.PoolSize = pool
+		if t := r.cfg.CommandTimeout; t > 0 {
+			opts.ReadTimeout, opts.WriteTimeout = t, t
+		}
+		if rt, ok := r.cfg.Injector.(Router); ok {
+			addr, err := rt.Route(i, opts.Addr)
+			if err != nil {
+				return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+			}
+			opts.Addr = addr
+		}
 		n.client = redis.NewClient(opts)
 		n.client.AddHook(hook{n})
 		r.nodes = append(r.nodes, n)
@@ -242,7 +267,7 @@ func (r *run) probe(ctx context.Context, n *node, p locks.Point) error {
 	if r.cfg.Injector == nil {
 		return nil
 	}
-	return r.cfg.Injector.Probe(ctx, Site{Node: n.id, Client: clientOf(ctx), Point: p})
+	return r.cfg.Injector.Probe(ctx, r.controls, Site{Node: n.id, Client: clientOf(ctx), Point: p})
 }
 
 // sell runs the sale until every buyer is done or ctx ends, and reports
@@ -256,7 +281,7 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			r.cfg.Injector.Run(fctx, &Controls{r: r})
+			r.cfg.Injector.Run(fctx, r.controls)
 		}()
 	}
 	if r.cfg.Progress != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/locks"
 )
 
@@ -30,5 +31,18 @@ func listCmd(args []string, stdout, _ io.Writer) error {
 			fmt.Fprintf(stdout, "  %-13s %s\n", im.Name, im.Notes)
 		}
 	}
-	return nil
+	return listFaults(stdout)
+}
+
+// listFaults prints every fault with its parameters and their defaults.
+func listFaults(w io.Writer) error {
+	fmt.Fprintln(w, "\nFaults (--faults=name[:param=value...],...; defaults scale with the lease):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, f := range faults.All {
+		fmt.Fprintf(tw, "  %s\t%s\n", f.Name(), f.Summary())
+		for _, p := range f.Params() {
+			fmt.Fprintf(tw, "  \t  %s=%s\t%s\n", p.Name, p.Default, p.Doc)
+		}
+	}
+	return tw.Flush()
 }

@@ -42,6 +42,12 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// isUsage reports whether err is a usage error (exit 2).
+func isUsage(err error) bool {
+	var e *exitError
+	return errors.As(err, &e) && e.code == exitUsage
+}
+
 // command is one subcommand: its name, a line for the help, and its run.
 type command struct {
 	name, summary string
@@ -50,6 +56,7 @@ type command struct {
 
 var commands = []command{
 	{"run", "run the flash sale against one or more lock implementations (the default)", runCmd},
+	{"matrix", "run the truth table: every implementation against every fault that applies", matrixCmd},
 	{"check", "re-check saved histories offline", checkCmd},
 	{"list", "list the lock implementations", listCmd},
 	{"version", "print the version", versionCmd},
@@ -73,7 +80,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if args[0] != "" && args[0][0] != '-' {
-			return usageErr("unknown command %q (commands: run, check, list, version; see lockbench --help)", args[0])
+			return usageErr("unknown command %q (commands: run, matrix, check, list, version; see lockbench --help)", args[0])
 		}
 	}
 	return runCmd(args, stdout, stderr)

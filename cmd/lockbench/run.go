@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
@@ -46,6 +48,10 @@ type runOpts struct {
 	timeout      time.Duration
 	checkTimeout time.Duration
 	cpuprofile   string
+	faults       string
+	cmdTimeout   time.Duration
+
+	specs []faults.Spec // parsed from faults by validate
 }
 
 const runExamples = `
@@ -63,7 +69,21 @@ Examples:
 
   # nested acquisition three levels deep inside the critical section
   lockbench --impl=reentrant,watchdog --reentry=3
+
+  # a GC pause longer than the lease inside the critical section: lua and
+  # watchdog let a second holder in; fenced keeps the data safe
+  lockbench --impl=lua,watchdog,fenced --faults=pause-holder
+
+  # two faults with parameters; the same --seed gives the same schedule
+  lockbench --impl=getset --faults=clock-skew:offset=3s,crash-holder:at=acquired --seed=7
+
+  # every implementation against every fault of the catalog's truth table
+  lockbench matrix
 `
+
+// faultLease is the lease when --faults is given without --ttl: the seeds'
+// 30 s lease would make every fault last a minute.
+const faultLease = time.Second
 
 func runFlags(o *runOpts) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
@@ -86,6 +106,8 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
 	fs.StringVar(&o.out, "out", "", "directory to write result.json and the histories to")
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
+	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+faultLease.String())
+	fs.DurationVar(&o.cmdTimeout, "command-timeout", 3*time.Second, "deadline of each Redis command; one that runs out has an unknown outcome")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
@@ -155,9 +177,16 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		return nil, usageErr("--timeout must be positive, got %v", o.timeout)
 	case o.checkTimeout <= 0:
 		return nil, usageErr("--check-timeout must be positive, got %v", o.checkTimeout)
+	case o.cmdTimeout < time.Millisecond:
+		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
 	case o.redis == "" && (fs.Changed("prefix") || o.force || o.password != ""):
 		return nil, usageErr("--prefix, --force and --redis-password apply to a real Redis: give --redis too")
 	}
+	specs, err := faults.Parse(o.faults)
+	if err != nil {
+		return nil, usageErr("--faults: %v", err)
+	}
+	o.specs = specs
 	if o.reentry > 0 {
 		for _, im := range impls {
 			if !im.Reentrant && im.Guard == locks.GuardLock {
@@ -228,47 +257,104 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		Command: o.command(fs),
 		Config:  o.config(impls, backend.Name()),
 	}
+	for _, sp := range o.specs {
+		if err := sp.Fault.Available(backend); err != nil {
+			return usageErr("--faults: %v", err)
+		}
+	}
 	progress := newProgress(stderr)
 	for _, im := range impls {
 		if ctx.Err() != nil {
 			break
 		}
-		h, err := workload.Run(ctx, workload.Config{
-			Impl:     im,
-			Backend:  backend,
-			Prefix:   o.prefix,
-			Force:    o.force,
-			Clients:  o.clients,
-			Nodes:    o.nodes,
-			Workers:  o.workers,
-			Pool:     o.pool,
-			Stock:    o.stock,
-			Attempts: o.attempts,
-			Ramp:     o.ramp,
-			TTL:      o.ttl,
-			Hold:     o.hold,
-			Reentry:  o.reentry,
-			Timeout:  o.timeout,
-			Progress: progress.update,
-		})
-		progress.clear()
+		run, err := o.runOne(ctx, im, backend, progress)
 		if err != nil {
-			if errors.Is(err, workload.ErrPrefixInUse) {
-				return usageErr("--prefix: %v", err)
-			}
-			return &exitError{code: exitInfra, err: err}
+			return err
 		}
-		run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: o.checkTimeout}))
-		if o.out != "" {
-			name := im.Name + ".history.jsonl"
-			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
-				return &exitError{code: exitInfra, err: err}
-			}
-			run.History = name
-		}
-		result.Runs = append(result.Runs, run)
+		result.Runs = append(result.Runs, *run)
 	}
 	return finish(ctx, result, o.out, o.json, stdout)
+}
+
+// lease is the lease a run of im uses: --ttl, else the fault lease when
+// faults are injected, else zero (the seed's own).
+func (o *runOpts) lease() time.Duration {
+	if o.ttl == 0 && len(o.specs) > 0 {
+		return faultLease
+	}
+	return o.ttl
+}
+
+// runOne runs the sale against im with the options' faults, checks it,
+// and writes its history when --out is set. The error is an exitError.
+func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Backend, progress *progress) (*reports.Run, error) {
+	cfg := workload.Config{
+		Impl:           im,
+		Backend:        backend,
+		Prefix:         o.prefix,
+		Force:          o.force,
+		Clients:        o.clients,
+		Nodes:          o.nodes,
+		Workers:        o.workers,
+		Pool:           o.pool,
+		Stock:          o.stock,
+		Attempts:       o.attempts,
+		Ramp:           o.ramp,
+		TTL:            o.lease(),
+		Hold:           o.hold,
+		Reentry:        o.reentry,
+		Timeout:        o.timeout,
+		CommandTimeout: o.cmdTimeout,
+	}
+	if progress != nil {
+		cfg.Progress = progress.update
+		defer progress.clear()
+	}
+	var inj *faults.Injector
+	if len(o.specs) > 0 {
+		lease := cmp.Or(cfg.TTL, im.DefaultTTL, faultLease)
+		var err error
+		inj, err = faults.New(o.specs, faults.Env{Lease: lease, CommandTimeout: o.cmdTimeout, Nodes: o.nodes, Seed: o.seed}, backend)
+		if err != nil {
+			if errors.Is(err, faults.ErrUnavailable) || errors.Is(err, faults.ErrParam) {
+				return nil, usageErr("--faults: %v", err)
+			}
+			return nil, &exitError{code: exitInfra, err: err}
+		}
+		defer inj.Close()
+		cfg.Injector = inj
+	}
+	h, err := workload.Run(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, workload.ErrPrefixInUse) {
+			return nil, usageErr("--prefix: %v", err)
+		}
+		return nil, &exitError{code: exitInfra, err: err}
+	}
+	run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: o.checkTimeout}))
+	for _, sp := range o.specs {
+		if !fired(h, sp.Fault.Name()) {
+			run.Notes = append(run.Notes, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time", sp.Fault.Name(), im.Name))
+		}
+	}
+	if o.out != "" {
+		name := im.Name + ".history.jsonl"
+		if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+			return nil, &exitError{code: exitInfra, err: err}
+		}
+		run.History = name
+	}
+	return &run, nil
+}
+
+// fired reports whether h records an injection of the named fault.
+func fired(h *history.History, name string) bool {
+	for _, f := range h.Faults {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // finish writes the result where it was asked for and turns the verdicts
@@ -359,10 +445,19 @@ func (o *runOpts) config(impls []locks.Impl, backend string) reports.Config {
 		Stock:    o.stock,
 		Attempts: o.attempts,
 		Ramp:     reports.Duration(o.ramp),
-		TTL:      reports.Duration(o.ttl),
+		TTL:      reports.Duration(o.lease()),
 		Hold:     reports.Duration(o.hold),
 		Workers:  o.workers,
 		Seed:     int64(o.seed),
 		Timeout:  reports.Duration(o.timeout),
+		Faults:   specStrings(o.specs),
 	}
+}
+
+func specStrings(specs []faults.Spec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.String())
+	}
+	return out
 }

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"math/rand/v2"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+	"github.com/spf13/pflag"
+)
+
+// matrixDefaults is the small workload each cell runs: a few seconds at
+// most, a short lease so that faults are short too.
+var matrixDefaults = map[string]string{
+	"clients":         "800",
+	"stock":           "600",
+	"ramp":            "1s",
+	"workers":         "50",
+	"ttl":             "200ms",
+	"timeout":         "10s",
+	"command-timeout": "500ms",
+}
+
+const matrixExamples = `
+Examples:
+  # the whole truth table on the embedded server
+  lockbench matrix
+
+  # one row, against a real Redis, results saved
+  lockbench matrix --impl=watchdog --redis=127.0.0.1:6379 --out=matrix1
+
+  # one column: which implementations survive a GC pause
+  lockbench matrix --faults=pause-holder
+`
+
+func matrixFlags(o *runOpts) *pflag.FlagSet {
+	fs := runFlags(o)
+	// A slice flag appends to a value set through it: set the field.
+	o.impls = []string{"all"}
+	fs.Lookup("impl").DefValue = "[all]"
+	for name, v := range matrixDefaults {
+		f := fs.Lookup(name)
+		f.Value.Set(v)
+		f.DefValue = v
+	}
+	fs.Lookup("impl").Usage = "narrow the matrix to these implementations (comma list, or all)"
+	fs.Lookup("faults").Usage = "narrow the matrix to these faults (comma list of names; none is the no-fault column)"
+	return fs
+}
+
+func matrixCmd(args []string, stdout, stderr io.Writer) error {
+	var o runOpts
+	fs := matrixFlags(&o)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			fmt.Fprintf(stdout, "Usage: lockbench matrix [flags]\n\nRuns the catalog's truth table: every implementation against every fault that applies to it, on a small workload, and prints the measured verdicts next to the expected ones. Exits 1 when a cell differs.\n\nFlags:\n%s%s", fs.FlagUsages(), matrixExamples)
+			return nil
+		}
+		return usageErr("%v (see lockbench matrix --help)", err)
+	}
+	fs.SetOutput(io.Discard)
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see lockbench matrix --help)", fs.Arg(0))
+	}
+	only := o.faults
+	o.faults = ""
+	impls, err := o.validate(fs)
+	if err != nil {
+		return err
+	}
+	cells, err := matrixCells(impls, only)
+	if err != nil {
+		return err
+	}
+	if !fs.Changed("seed") {
+		o.seed = rand.Uint64()
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+	backend, err := o.backend(ctx)
+	if err != nil {
+		return err
+	}
+	defer backend.Close()
+
+	result := &reports.Result{
+		Schema:  reports.SchemaVersion,
+		Version: buildVersion(),
+		Started: time.Now().UTC(),
+		Command: strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1),
+		Config:  o.config(impls, backend.Name()),
+	}
+	progress := newProgress(stderr)
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		mc, err := o.runCell(ctx, cell, backend, progress)
+		if err != nil {
+			if isUsage(err) {
+				// A fault this backend cannot do: the cell is skipped,
+				// and said so.
+				fmt.Fprintf(stderr, "lockbench matrix: %s skipped: %v\n", cell.Name(), err)
+				continue
+			}
+			return err
+		}
+		result.Matrix = append(result.Matrix, mc)
+	}
+	return finishMatrix(ctx, result, &o, stdout)
+}
+
+// matrixCells picks the truth table's cells for impls and the faults named
+// in only (all when empty).
+func matrixCells(impls []locks.Impl, only string) ([]faults.Cell, error) {
+	var names []string
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if _, ok := faults.Lookup(n); !ok && n != "none" {
+			return nil, usageErr("--faults: unknown fault %q; accepts none or a comma list of: %s", n, strings.Join(faults.Names(), ", "))
+		}
+		names = append(names, n)
+	}
+	var cells []faults.Cell
+	for _, c := range faults.Truth {
+		if !slices.ContainsFunc(impls, func(im locks.Impl) bool { return im.Name == c.Impl }) {
+			continue
+		}
+		f := c.Fault
+		if f == "" {
+			f = "none"
+		}
+		if len(names) > 0 && !slices.Contains(names, f) {
+			continue
+		}
+		cells = append(cells, c)
+	}
+	if len(cells) == 0 {
+		return nil, usageErr("--impl/--faults: no cell of the truth table matches")
+	}
+	return cells, nil
+}
+
+// runCell runs one cell with the matrix's workload and judges it.
+func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
+	im, _ := locks.Lookup(cell.Impl)
+	co := *o
+	if cell.Nodes > 0 {
+		co.nodes = cell.Nodes
+	}
+	co.faults = cell.Fault
+	specs, err := faults.Parse(cell.Fault)
+	if err != nil {
+		return reports.MatrixCell{}, err
+	}
+	co.specs = specs
+	if o.out != "" {
+		co.out = filepath.Join(o.out, strings.ReplaceAll(cell.Name(), "/", "_"))
+		if err := os.MkdirAll(co.out, 0o755); err != nil {
+			return reports.MatrixCell{}, &exitError{code: exitInfra, err: err}
+		}
+	}
+	for _, sp := range specs {
+		if err := sp.Fault.Available(backend); err != nil {
+			return reports.MatrixCell{}, usageErr("%v", err)
+		}
+	}
+	run, err := co.runOne(ctx, im, backend, progress)
+	if err != nil {
+		return reports.MatrixCell{}, err
+	}
+	if co.out != "" {
+		run.History = filepath.Join(filepath.Base(co.out), run.History)
+	}
+	return reports.MatrixCell{
+		Cell:     cell.Name(),
+		Impl:     cell.Impl,
+		Fault:    cell.Fault,
+		Nodes:    co.nodes,
+		Expected: cell.Want.Label,
+		Measured: measured(run),
+		Match:    meets(cell.Want, run),
+		Why:      cell.Why,
+		Run:      *run,
+	}, nil
+}
+
+// measured names what a run showed in the truth table's words.
+func measured(r *reports.Run) string {
+	lock := r.LockSafety == checker.Violated
+	data := r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
+	switch {
+	case lock && data:
+		return faults.OverlapOversell.Label
+	case lock:
+		return faults.Overlap.Label
+	case data:
+		return faults.Oversell.Label
+	case r.DataSafety == checker.Unknown:
+		return "unknown"
+	case r.Liveness == checker.Violated:
+		return faults.Deadlock.Label
+	}
+	return faults.Safe.Label
+}
+
+// meets reports whether a run shows what want expects.
+func meets(want faults.Expect, r *reports.Run) bool {
+	return wants(want.Lock, r.LockSafety) && wants(want.Data, r.DataSafety) && wants(want.Live, r.Liveness)
+}
+
+func wants(w faults.Want, s checker.Status) bool {
+	violated := s == checker.Violated || s == checker.Illegal
+	holds := s == checker.OK || s == checker.NotApplicable
+	switch w {
+	case faults.Must:
+		return violated
+	case faults.MustNot:
+		return holds
+	}
+	return true
+}
+
+// finishMatrix prints and writes the matrix and turns it into the exit
+// code: 1 when a cell differs from its expectation.
+func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout io.Writer) error {
+	if o.out != "" {
+		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
+			return &exitError{code: exitInfra, err: err}
+		}
+	}
+	differ := 0
+	for _, c := range result.Matrix {
+		if !c.Match {
+			differ++
+		}
+	}
+	if o.json {
+		if err := reports.WriteJSON(stdout, result); err != nil {
+			return err
+		}
+	} else {
+		writeMatrix(stdout, result, o)
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d cells", len(result.Matrix))}
+	}
+	if differ > 0 {
+		return &exitError{code: exitFail}
+	}
+	return nil
+}
+
+func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
+	fmt.Fprintf(w, "backend: %s\n", result.Config.Backend)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
+	differ := 0
+	for _, c := range result.Matrix {
+		mark := "ok"
+		if !c.Match {
+			mark = "DIFFERS"
+			differ++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, mark,
+			c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.LockOverlaps, c.Run.Linearizability, len(c.Run.Faults))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d cells, %d as expected, %d differ\n", len(result.Matrix), len(result.Matrix)-differ, differ)
+	for _, c := range result.Matrix {
+		if !c.Match {
+			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))
+			for _, r := range c.Run.Reasons {
+				fmt.Fprintf(w, "    %s\n", r)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nreproduce: %s\n", result.Command)
+}
+
+// cellCommand is the run command that reproduces one cell.
+func (o *runOpts) cellCommand(c reports.MatrixCell) string {
+	parts := []string{"lockbench", "--impl=" + c.Impl}
+	if c.Fault != "" {
+		parts = append(parts, "--faults="+c.Fault)
+	}
+	parts = append(parts,
+		fmt.Sprintf("--nodes=%d", c.Nodes), fmt.Sprintf("--clients=%d", o.clients), fmt.Sprintf("--stock=%d", o.stock),
+		"--ramp="+o.ramp.String(), "--ttl="+o.ttl.String(), "--timeout="+o.timeout.String(),
+		"--command-timeout="+o.cmdTimeout.String())
+	if o.redis != "" {
+		parts = append(parts, "--redis="+o.redis)
+	}
+	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,200 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// fault is the one implementation of Fault: data plus a plan builder.
+type fault struct {
+	name    string
+	summary string
+	params  []Param
+	needs   func(workload.Backend) error // nil: every backend
+	build   func(v values, seed uint64) (plan, error)
+}
+
+func (f *fault) Name() string    { return f.name }
+func (f *fault) Summary() string { return f.summary }
+func (f *fault) Params() []Param { return f.params }
+
+func (f *fault) Available(b workload.Backend) error {
+	if f.needs == nil {
+		return nil
+	}
+	return f.needs(b)
+}
+
+func (f *fault) plan(s Spec, env Env, seed uint64) (plan, error) {
+	return f.build(values{spec: s, env: env}, seed)
+}
+
+// The faults of ../shared/docs/catalog.md.
+var (
+	// PauseHolder stops the whole node of a lock holder (its clients, its
+	// watchdog timers) inside the critical section for longer than the
+	// lease: a GC pause. A second holder enters; the first writes a stale
+	// stock when it wakes.
+	PauseHolder Fault = &fault{
+		name:    "pause-holder",
+		summary: "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
+		params:  []Param{pFor("pause length"), pCount, pAfter, pEvery, pNode, pAt},
+		build:   holder("", pauseHolder),
+	}
+	// SlowHolder makes one holder's business step outlast the lease while
+	// the rest of its node runs on (a watchdog keeps renewing).
+	SlowHolder Fault = &fault{
+		name:    "slow-holder",
+		summary: "the holder's business step outlasts the lease; the rest of its node keeps running",
+		params:  []Param{pFor("extra business time"), pCount, pAfter, pEvery, pNode},
+		build:   holder(locks.Business, slowHolder),
+	}
+	// PauseBeforeRelease stalls a client between its owner check and its
+	// DEL past the lease, then lets the DEL remove the next holder's lock
+	// while that holder is inside its critical section.
+	PauseBeforeRelease Fault = &fault{
+		name:    "pause-before-release",
+		summary: "pause between the owner check and the DEL, longer than the lease: the DEL removes the next owner's lock",
+		params:  []Param{pFor("pause length"), pCount, pAfter, pEvery, pNode},
+		build:   holder(locks.BeforeDelete, pauseBeforeRelease),
+	}
+	// Expire deletes the lock key while its holder is inside the critical
+	// section (an eviction, a failover, a flush), then keeps the holder
+	// there until a second client has read the stock.
+	Expire Fault = &fault{
+		name:    "expire",
+		summary: "the lock key vanishes while held (eviction, failover, flush); the holder is not told",
+		params:  []Param{pFor("longest wait for a second holder"), pCount, pAfter, pEvery, pNode},
+		build:   holder(locks.Business, expire),
+	}
+	// CrashHolder kills a holder inside its critical section: it never
+	// releases, and its watchdog dies with it.
+	CrashHolder Fault = &fault{
+		name:    "crash-holder",
+		summary: "a holder dies without unlocking; its watchdog dies with it",
+		params:  []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
+		build:   holder("", crash),
+	}
+	// CrashAfterSetNX kills a client between SETNX and its separate
+	// EXPIRE (setnx-expire): the lock never expires.
+	CrashAfterSetNX Fault = &fault{
+		name:    "crash-after-setnx",
+		summary: "death between SETNX and EXPIRE: the lock never expires (only setnx-expire has that window)",
+		params:  []Param{pOnce, pAfter, pEveryCrash, pNode},
+		build:   holder(locks.AfterSetNX, crash),
+	}
+	// ClockSkew runs one node's clock ahead (or behind) for the whole
+	// sale; only locks that read the client's clock (getset) notice.
+	ClockSkew Fault = &fault{
+		name:    "clock-skew",
+		summary: "one node's clock runs ahead; locks that trust client clocks (getset) steal live locks",
+		params: []Param{
+			{Name: "offset", Doc: "how far the node's clock runs ahead", Default: "2×lease", kind: durationKind, def: leases(2)},
+			{Name: "node", Doc: "node whose clock moves", Default: "the last node", kind: nodeKind,
+				def: func(v values) string { return fmt.Sprint(max(0, v.env.Nodes-1)) }},
+			{Name: "after", Doc: "when the clock jumps, after the sale starts", Default: "0s", kind: durationKind, def: fixed("0s")},
+		},
+		build: clockSkew,
+	}
+	// ServerPause stops the server from answering for longer than the
+	// clients' command timeout: commands time out with unknown outcomes.
+	ServerPause Fault = &fault{
+		name:    "server-pause",
+		summary: "the server stops answering (CLIENT PAUSE, or the embedded server's own hook) past the command timeout: unknown outcomes",
+		params: []Param{
+			{Name: "for", Doc: "pause length", Default: "1.5×command timeout", kind: durationKind,
+				def: func(v values) string { return round(v.env.CommandTimeout * 3 / 2).String() }},
+			pOnce, pAfter, pEvery,
+		},
+		needs: func(b workload.Backend) error {
+			if _, ok := b.(workload.Pauser); !ok {
+				return fmt.Errorf("%w: server-pause needs a server lockbench can pause (%s cannot)", ErrUnavailable, b.Name())
+			}
+			return nil
+		},
+		build: serverPause,
+	}
+	// Restart restarts the server without persistence: every lease, and
+	// every other key, vanishes at once.
+	Restart Fault = &fault{
+		name:    "restart",
+		summary: "the server restarts without persistence: all leases (and all data) vanish at once",
+		params:  []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")}},
+		needs: func(b workload.Backend) error {
+			if _, ok := b.(workload.Restarter); !ok {
+				return fmt.Errorf("%w: restart needs a server lockbench started itself (%s is not)", ErrUnavailable, b.Name())
+			}
+			return nil
+		},
+		build: restart,
+	}
+	// Latency delays everything between one node and the server, through
+	// a TCP proxy (toxiproxy, in process).
+	Latency Fault = &fault{
+		name:    "latency",
+		summary: "delay between one node and the server (toxiproxy in process)",
+		params: []Param{
+			{Name: "delay", Doc: "added to every reply", Default: "20ms", kind: durationKind, def: fixed("20ms")},
+			{Name: "jitter", Doc: "random spread of the delay", Default: "5ms", kind: durationKind, def: fixed("5ms")},
+			{Name: "node", Doc: "node whose link is slowed", Default: "0", kind: nodeKind, def: fixed("0")},
+			{Name: "after", Doc: "when the delay starts", Default: "0s", kind: durationKind, def: fixed("0s")},
+			{Name: "for", Doc: "how long it lasts; 0 is until the end", Default: "0s", kind: durationKind, def: fixed("0s")},
+		},
+		build: latency,
+	}
+	// Partition cuts one node off the server while one of its clients
+	// holds the lock: what it sends is dropped until the cut heals.
+	Partition Fault = &fault{
+		name:    "partition",
+		summary: "cut between a holder's node and the server (toxiproxy in process): its commands are lost, outcomes unknown",
+		params:  []Param{pFor("cut length"), pOnce, pAfter, pEvery, pNode},
+		build:   newPartition,
+	}
+)
+
+var pEveryCrash = Param{Name: "every", Doc: "least time between two injections", Default: "2×lease", kind: durationKind, def: leases(2)}
+
+// All lists every fault, in the catalog's order.
+var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition}
+
+// holderFire is what a holder fault does when it fires at a probe.
+type holderFire func(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error
+
+// holderPlan fires at scheduled armings, on the next holder to pass its
+// point.
+type holderPlan struct {
+	v    values
+	trig trigger
+	fire holderFire
+}
+
+// holder builds the plan of a fault that strikes a client at a probe
+// point: the at parameter where there is one, else the fault's own point.
+func holder(point locks.Point, fire holderFire) func(values, uint64) (plan, error) {
+	return func(v values, seed uint64) (plan, error) {
+		node, err := v.node("node")
+		if err != nil {
+			return nil, err
+		}
+		p := &holderPlan{v: v, fire: fire}
+		p.trig.point = point
+		if point == "" {
+			p.trig.point = v.point("at")
+		}
+		p.trig.node = node
+		p.trig.at = schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
+		return p, nil
+	}
+}
+
+func (p *holderPlan) probe(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site) error {
+	if !p.trig.claim(c.Now(), at) {
+		return nil
+	}
+	return p.fire(ctx, in, c, at, p.v)
+}
+
+func (p *holderPlan) run(context.Context, *Injector, *workload.Controls) {}

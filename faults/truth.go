@@ -1,0 +1,144 @@
+package faults
+
+// Expect is what one cell of the truth table must show: for each of lock
+// safety, data safety and liveness, whether it must be violated, must hold,
+// or may go either way.
+type Expect struct {
+	// Label is the catalog's wording: safe, overlap, oversell, deadlock...
+	Label string
+	// Lock, Data and Live are Must (violated), MustNot (holds) or Either.
+	Lock, Data, Live Want
+}
+
+// Want says whether a property must be violated.
+type Want int
+
+// The wants of a property.
+const (
+	Either  Want = iota // no expectation
+	Must                // must be violated
+	MustNot             // must hold
+)
+
+// The expectations the catalog's cells use.
+var (
+	// Safe: no overlap, data linearizable, every unit sold.
+	Safe = Expect{Label: "safe", Lock: MustNot, Data: MustNot, Live: MustNot}
+	// Overlap: two holders at once; whether it turns into an oversell
+	// depends on timing.
+	Overlap = Expect{Label: "overlap", Lock: Must}
+	// OverlapOversell: two holders at once and the inventory corrupted.
+	OverlapOversell = Expect{Label: "overlap, oversell", Lock: Must, Data: Must}
+	// Oversell: the inventory corrupted (no lock, or a lock that does not
+	// span nodes).
+	Oversell = Expect{Label: "oversell", Data: Must}
+	// Deadlock: units left unsold because a lock is never freed; nothing
+	// unsafe happens.
+	Deadlock = Expect{Label: "deadlock", Lock: MustNot, Data: MustNot, Live: Must}
+	// DataSafe: the data stays safe whatever the lock does (fenced:
+	// overlaps are reported, stale writes refused; buyers whose commands
+	// were lost may give up).
+	DataSafe = Expect{Label: "data safe", Data: MustNot}
+)
+
+// Cell is one cell of the truth table: an implementation, a fault (empty
+// for none) and, where it matters, a node count.
+type Cell struct {
+	Impl  string
+	Fault string
+	Nodes int // 0: the matrix's default
+	Want  Expect
+	// Why explains a cell that departs from the catalog: the measured
+	// truth, and the reason.
+	Why string
+}
+
+// Name is the cell's name, "impl/fault" ("impl/none" without a fault).
+func (c Cell) Name() string {
+	f := c.Fault
+	if f == "" {
+		f = "none"
+	}
+	n := c.Impl + "/" + f
+	if c.Nodes > 0 {
+		n += "@" + string(rune('0'+c.Nodes)) + "nodes"
+	}
+	return n
+}
+
+// getsetWhy is the measured truth behind the getset cells that depart from
+// the catalog.
+const getsetWhy = "the catalog says safe; measured: seed 002's RedisLock breaks with no fault at all. A waiter whose GET finds the key gone (the holder just deleted it) treats the missing value as an expired lock and goes on to GETSET, stealing the lock a third client has just taken with SETNX"
+
+// Truth is ../shared/docs/catalog.md's truth table, as measured: every
+// implementation against every fault that applies to it.
+var Truth = []Cell{
+	{Impl: "none", Want: Oversell},
+	{Impl: "local", Nodes: 1, Want: Safe},
+	{Impl: "local", Nodes: 2, Want: Oversell},
+
+	{Impl: "setnx", Want: Safe},
+	{Impl: "setnx", Fault: "pause-holder", Want: Safe},
+	{Impl: "setnx", Fault: "slow-holder", Want: Safe},
+	{Impl: "setnx", Fault: "expire", Want: OverlapOversell},
+	{Impl: "setnx", Fault: "crash-holder", Want: Deadlock},
+
+	{Impl: "setnx-expire", Want: Safe},
+	{Impl: "setnx-expire", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "setnx-expire", Fault: "slow-holder", Want: Overlap},
+	{Impl: "setnx-expire", Fault: "expire", Want: Overlap},
+	{Impl: "setnx-expire", Fault: "crash-holder", Want: Safe},
+	{Impl: "setnx-expire", Fault: "crash-after-setnx", Want: Deadlock},
+
+	{Impl: "set-nx-ex", Want: Safe},
+	{Impl: "set-nx-ex", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "set-nx-ex", Fault: "slow-holder", Want: OverlapOversell},
+	{Impl: "set-nx-ex", Fault: "expire", Want: Overlap},
+	{Impl: "set-nx-ex", Fault: "crash-holder", Want: Safe},
+
+	{Impl: "owner-check", Want: Safe},
+	{Impl: "owner-check", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "owner-check", Fault: "slow-holder", Want: Overlap},
+	{Impl: "owner-check", Fault: "expire", Want: Overlap},
+	{Impl: "owner-check", Fault: "crash-holder", Want: Safe},
+	{Impl: "owner-check", Fault: "pause-before-release", Want: Overlap},
+
+	{Impl: "lua", Want: Safe},
+	{Impl: "lua", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "lua", Fault: "slow-holder", Want: OverlapOversell},
+	{Impl: "lua", Fault: "expire", Want: Overlap},
+	{Impl: "lua", Fault: "crash-holder", Want: Safe},
+	{Impl: "lua", Fault: "pause-before-release", Want: Safe},
+
+	{Impl: "getset", Want: Overlap, Why: getsetWhy},
+	{Impl: "getset", Fault: "pause-holder", Want: Overlap},
+	{Impl: "getset", Fault: "slow-holder", Want: Overlap},
+	{Impl: "getset", Fault: "crash-holder", Want: Overlap, Why: getsetWhy},
+	{Impl: "getset", Fault: "clock-skew", Want: Overlap},
+
+	{Impl: "reentrant", Want: Safe},
+	{Impl: "reentrant", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "reentrant", Fault: "slow-holder", Want: Overlap},
+	{Impl: "reentrant", Fault: "expire", Want: Overlap},
+	{Impl: "reentrant", Fault: "crash-holder", Want: Safe},
+
+	{Impl: "watchdog", Want: Safe},
+	{Impl: "watchdog", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "watchdog", Fault: "slow-holder", Want: Safe},
+	{Impl: "watchdog", Fault: "expire", Want: Overlap},
+	{Impl: "watchdog", Fault: "crash-holder", Want: Safe},
+
+	{Impl: "renew-naive", Want: Overlap},
+
+	{Impl: "atomic", Want: Safe},
+	{Impl: "atomic", Fault: "server-pause", Want: Safe},
+	{Impl: "atomic", Fault: "latency", Want: Safe},
+
+	{Impl: "fenced", Want: Safe},
+	{Impl: "fenced", Fault: "pause-holder", Want: DataSafe},
+	{Impl: "fenced", Fault: "slow-holder", Want: DataSafe},
+	{Impl: "fenced", Fault: "expire", Want: DataSafe},
+	{Impl: "fenced", Fault: "crash-holder", Want: Safe},
+	{Impl: "fenced", Fault: "server-pause", Want: DataSafe},
+	{Impl: "fenced", Fault: "partition", Want: DataSafe},
+}

@@ -1,0 +1,26 @@
+package reports
+
+// MatrixCell is one measured cell of `lockbench matrix`: an implementation
+// under one fault, what the catalog's truth table expects, and what the run
+// showed.
+type MatrixCell struct {
+	// Cell names the cell, "impl/fault" ("impl/none" without a fault).
+	Cell string `json:"cell"`
+	// Impl is the implementation.
+	Impl string `json:"impl"`
+	// Fault is the fault injected, empty for none.
+	Fault string `json:"fault,omitempty"`
+	// Nodes is the node count the cell ran with.
+	Nodes int `json:"nodes"`
+	// Expected is the truth table's verdict: safe, overlap, oversell,
+	// overlap, oversell, deadlock or data safe.
+	Expected string `json:"expected"`
+	// Measured is what the run showed, in the same words.
+	Measured string `json:"measured"`
+	// Match is true when the measured verdict meets the expectation.
+	Match bool `json:"match"`
+	// Why explains a cell whose expectation departs from the catalog.
+	Why string `json:"why,omitempty"`
+	// Run is the cell's run, with its checks and figures.
+	Run Run `json:"run"`
+}
