@@ -47,6 +47,9 @@ func (c *Controls) Kill(k int32) bool {
 	return true
 }
 
+// Commands is how many commands node i's clients have sent so far.
+func (c *Controls) Commands(i int) int64 { return c.r.nodes[i].commands.Load() }
+
 // WaitNode returns when node i's gate is open (at once when it is not
 // paused), or when ctx ends.
 func (c *Controls) WaitNode(ctx context.Context, i int) error {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// truthSeeds is how many seeds each cell runs: every cell that must fail
+// fails in each of failSeeds seeds; every cell that must stay clean stays
+// clean in each of safeSeeds. LOCKBENCH_TRUTH_SEEDS=f,s changes them (more
+// for a soak, never fewer in CI).
+func truthSeeds(t *testing.T) (failSeeds, safeSeeds int) {
+	failSeeds, safeSeeds = 5, 20
+	if v := os.Getenv("LOCKBENCH_TRUTH_SEEDS"); v != "" {
+		f, s, ok := strings.Cut(v, ",")
+		a, err1 := strconv.Atoi(f)
+		b, err2 := strconv.Atoi(s)
+		if !ok || err1 != nil || err2 != nil || a < 1 || b < 1 {
+			t.Fatalf("LOCKBENCH_TRUTH_SEEDS=%q: want two counts, failing,safe (e.g. 5,20)", v)
+		}
+		failSeeds, safeSeeds = a, b
+	}
+	return failSeeds, safeSeeds
+}
+
+// mustFail reports whether a cell expects some property to be violated.
+func mustFail(e faults.Expect) bool {
+	return e.Lock == faults.Must || e.Data == faults.Must || e.Live == faults.Must
+}
+
+// serverFault reports whether a cell's fault acts on the server itself,
+// so that the cell needs a server of its own.
+func serverFault(c faults.Cell) bool {
+	return c.Fault == "server-pause" || c.Fault == "restart"
+}
+
+// TestTruthTable runs the catalog's truth table as `lockbench matrix` does,
+// on the embedded server and on a real redis-server, over many seeds: a
+// harness that misses a seeded bug, or raises a false alarm on a safe
+// lock, is worthless.
+func TestTruthTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the truth table takes minutes")
+	}
+	failSeeds, safeSeeds := truthSeeds(t)
+	kinds := []string{"embedded"}
+	if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" || redistest.Available() {
+		kinds = append(kinds, "redis")
+	} else {
+		t.Log("redis-server not on PATH: real-Redis rows skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+	}
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			shared := newBackend(t, kind)
+			for i, cell := range faults.Truth {
+				t.Run(cell.Name(), func(t *testing.T) {
+					t.Parallel()
+					backend := shared
+					if serverFault(cell) {
+						backend = newBackend(t, kind)
+					}
+					var o runOpts
+					fs := matrixFlags(&o)
+					if err := fs.Parse(nil); err != nil {
+						t.Fatal(err)
+					}
+					o.faults = ""
+					if _, err := o.validate(fs); err != nil {
+						t.Fatal(err)
+					}
+					if kind == "redis" {
+						o.redis = "test" // only for the reproduce lines
+					}
+					o.prefix = fmt.Sprintf("lockbench-test:%d:", i)
+					n := safeSeeds
+					if mustFail(cell.Want) {
+						n = failSeeds
+					}
+					for seed := uint64(1); seed <= uint64(n); seed++ {
+						o.seed = seed
+						mc, err := o.runCell(t.Context(), cell, backend, nil)
+						if err != nil {
+							t.Fatalf("seed %d: %v", seed, err)
+						}
+						if !mc.Match {
+							t.Errorf("seed %d: expected %s, measured %s (sold %d/%d, oversold %d, overlaps %d, linearizability %s, faults fired %d)\n  reasons: %s\n  reproduce: %s",
+								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.LockOverlaps,
+								mc.Run.Linearizability, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "), o.cellCommand(mc))
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// newBackend starts a server of the kind for the test: the embedded one,
+// or a redis-server on a free loopback port.
+func newBackend(t *testing.T, kind string) workload.Backend {
+	t.Helper()
+	if kind == "embedded" {
+		b, err := workload.StartEmbedded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	b, err := workload.DialRedis(context.Background(), redistest.Start(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,379 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/workload"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    []string // Spec.String of each entry
+		wantErr error
+	}{
+		{in: "", want: nil},
+		{in: "pause-holder", want: []string{"pause-holder"}},
+		{in: "pause-holder:for=2s:count=3, clock-skew:node=1", want: []string{"pause-holder:count=3:for=2s", "clock-skew:node=1"}},
+		{in: "crash-holder:at=acquired", want: []string{"crash-holder:at=acquired"}},
+		{in: "latency:node=any", want: []string{"latency:node=any"}},
+		{in: "gc-pause", wantErr: ErrUnknown},
+		{in: "pause-holder:length=2s", wantErr: ErrParam},
+		{in: "pause-holder:for", wantErr: ErrParam},
+		{in: "pause-holder:for=soon", wantErr: ErrParam},
+		{in: "pause-holder:count=0", wantErr: ErrParam},
+		{in: "crash-holder:at=release", wantErr: ErrParam},
+		{in: "clock-skew:node=-1", wantErr: ErrParam},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			specs, err := Parse(c.in)
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("Parse(%q) error = %v, want %v", c.in, err, c.wantErr)
+			}
+			var got []string
+			for _, s := range specs {
+				got = append(got, s.String())
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("Parse(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+func TestDefaultsScaleWithLease(t *testing.T) {
+	specs, err := Parse("pause-holder,server-pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lease := range []time.Duration{100 * time.Millisecond, 3 * time.Second} {
+		v := values{spec: specs[0], env: Env{Lease: lease, Nodes: 2}}
+		if got := v.duration("for"); got != 2*lease {
+			t.Errorf("lease %v: pause-holder for = %v, want %v (longer than the lease)", lease, got, 2*lease)
+		}
+		if got := v.duration("every"); got != 3*lease {
+			t.Errorf("lease %v: pause-holder every = %v, want %v", lease, got, 3*lease)
+		}
+	}
+	v := values{spec: specs[1], env: Env{CommandTimeout: time.Second}}
+	if got := v.duration("for"); got <= time.Second {
+		t.Errorf("server-pause for = %v, want longer than the command timeout", got)
+	}
+}
+
+func TestNodeOutOfRange(t *testing.T) {
+	specs, err := Parse("clock-skew:node=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := embedded(t)
+	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, b); !errors.Is(err, ErrParam) {
+		t.Errorf("New with node 2 of 2: error = %v, want ErrParam", err)
+	}
+}
+
+func TestScheduleIsAPureFunctionOfTheSeed(t *testing.T) {
+	a := schedule(streamSeed(7, "pause-holder", 0), 4, 100*time.Millisecond, time.Second)
+	b := schedule(streamSeed(7, "pause-holder", 0), 4, 100*time.Millisecond, time.Second)
+	c := schedule(streamSeed(8, "pause-holder", 0), 4, 100*time.Millisecond, time.Second)
+	if !slices.Equal(a, b) {
+		t.Errorf("same seed, different schedules: %v, %v", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("seeds 7 and 8 gave the same schedule %v", a)
+	}
+	for i := 1; i < len(a); i++ {
+		if gap := time.Duration(a[i] - a[i-1]); gap < time.Second {
+			t.Errorf("injections %d and %d only %v apart, want at least every=1s", i-1, i, gap)
+		}
+	}
+	if first := time.Duration(a[0]); first < 100*time.Millisecond || first >= 200*time.Millisecond {
+		t.Errorf("first injection at %v, want in [after, 2×after)", first)
+	}
+}
+
+// unavailable is a backend that can neither pause nor restart its server.
+type unavailable struct{ workload.Backend }
+
+func TestAvailability(t *testing.T) {
+	b := embedded(t)
+	for _, f := range All {
+		if err := f.Available(b); err != nil {
+			t.Errorf("%s on the embedded server: %v, want available", f.Name(), err)
+		}
+	}
+	for _, f := range []Fault{ServerPause, Restart} {
+		if err := f.Available(unavailable{b}); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s on a backend that cannot: error = %v, want ErrUnavailable", f.Name(), err)
+		}
+	}
+}
+
+func embedded(t *testing.T) *workload.Embedded {
+	t.Helper()
+	b, err := workload.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// sample is one reading of the nodes' command counters.
+type sample struct {
+	at       int64
+	commands []int64
+	clocks   []time.Time
+	now      time.Time
+}
+
+// sampler wraps the faults' injector and reads every node's command
+// counter and clock every few milliseconds while the sale runs.
+type sampler struct {
+	*Injector
+	mu      sync.Mutex
+	samples []sample
+}
+
+func (s *sampler) Run(ctx context.Context, c *workload.Controls) {
+	go func() {
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			sm := sample{at: c.Now(), now: time.Now()}
+			for i := 0; i < c.Nodes(); i++ {
+				sm.commands = append(sm.commands, c.Commands(i))
+				sm.clocks = append(sm.clocks, c.NodeClock(i))
+			}
+			s.mu.Lock()
+			s.samples = append(s.samples, sm)
+			s.mu.Unlock()
+		}
+	}()
+	s.Injector.Run(ctx, c)
+}
+
+// commandsBetween is how many commands node sent between two instants of
+// the sale, as sampled.
+func (s *sampler) commandsBetween(node int, from, to int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first, last *sample
+	for i := range s.samples {
+		sm := &s.samples[i]
+		if sm.at >= from && first == nil {
+			first = sm
+		}
+		if sm.at <= to {
+			last = sm
+		}
+	}
+	if first == nil || last == nil || last.at <= first.at {
+		return -1
+	}
+	return last.commands[node] - first.commands[node]
+}
+
+// sale runs a small sale against impl with the faults in spec on the
+// embedded server and returns its history and the sampler.
+func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.History, *sampler) {
+	t.Helper()
+	b := embedded(t)
+	im, ok := locks.Lookup(impl)
+	if !ok {
+		t.Fatalf("no impl %s", impl)
+	}
+	specs, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inj.Close() })
+	s := &sampler{Injector: inj}
+	h, err := workload.Run(t.Context(), workload.Config{
+		Impl: im, Backend: b, Prefix: "t:", Clients: 600, Nodes: 2, Workers: 50, Pool: 16,
+		Stock: 450, Attempts: 1, Ramp: time.Second, TTL: lease, Timeout: 20 * time.Second,
+		CommandTimeout: 500 * time.Millisecond, Injector: s,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, s
+}
+
+// injections returns the recorded injections of the named fault.
+func injections(h *history.History, name string) []history.Fault {
+	var out []history.Fault
+	for _, f := range h.Faults {
+		if f.Name == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestPausedNodeMakesNoCalls(t *testing.T) {
+	h, s := sale(t, "lua", "pause-holder:count=1:for=400ms", 150*time.Millisecond)
+	fs := injections(h, "pause-holder")
+	if len(fs) != 1 {
+		t.Fatalf("pause-holder fired %d times, want 1", len(fs))
+	}
+	f := fs[0]
+	if d := time.Duration(f.End - f.Start); d < 400*time.Millisecond {
+		t.Errorf("pause lasted %v, want at least 400ms", d)
+	}
+	// Commands already on the wire when the pause began may complete;
+	// nothing new leaves the node until it ends.
+	slack := int64(20 * time.Millisecond)
+	if n := s.commandsBetween(f.Node, f.Start+slack, f.End-slack); n != 0 {
+		t.Errorf("paused node %d sent %d commands during its pause", f.Node, n)
+	}
+	if n := s.commandsBetween(1-f.Node, f.Start+slack, f.End-slack); n <= 0 {
+		t.Errorf("the other node sent %d commands during the pause, want it to run on", n)
+	}
+}
+
+func TestSlowHolderStopsOnlyItsBusinessStep(t *testing.T) {
+	h, s := sale(t, "lua", "slow-holder:count=1:for=400ms", 150*time.Millisecond)
+	fs := injections(h, "slow-holder")
+	if len(fs) != 1 {
+		t.Fatalf("slow-holder fired %d times, want 1", len(fs))
+	}
+	f := fs[0]
+	slack := int64(20 * time.Millisecond)
+	if n := s.commandsBetween(f.Node, f.Start+slack, f.End-slack); n <= 0 {
+		t.Errorf("node %d sent %d commands while one of its holders was slow, want the rest of it to run on", f.Node, n)
+	}
+	var holder *history.Op
+	for i := range h.Ops {
+		if h.Ops[i].Client == f.Client {
+			holder = &h.Ops[i]
+		}
+	}
+	if holder == nil || holder.WriteCall-holder.ReadReturn < int64(400*time.Millisecond) {
+		t.Errorf("slow holder %+v: want at least 400ms between its read and its write", holder)
+	}
+}
+
+func TestCrashedHolderNeverReleases(t *testing.T) {
+	for _, impl := range []string{"lua", "watchdog"} {
+		t.Run(impl, func(t *testing.T) {
+			lease := 200 * time.Millisecond
+			h, _ := sale(t, impl, "crash-holder:count=1", lease)
+			fs := injections(h, "crash-holder")
+			if len(fs) != 1 {
+				t.Fatalf("crash-holder fired %d times, want 1", len(fs))
+			}
+			var crashed *history.Op
+			for i := range h.Ops {
+				if h.Ops[i].Client == fs[0].Client {
+					crashed = &h.Ops[i]
+				}
+			}
+			if crashed == nil || crashed.Outcome != history.Crashed || crashed.ReleaseCall != 0 || crashed.Released != 0 {
+				t.Fatalf("crashed client's op %+v: want outcome crashed and no release", crashed)
+			}
+			// Nobody gets the lock until the lease runs out: the watchdog
+			// died with its client, so the lease does run out.
+			next := int64(-1)
+			for i := range h.Ops {
+				op := &h.Ops[i]
+				if op.Acquired > crashed.Acquired && (next < 0 || op.Acquired < next) {
+					next = op.Acquired
+				}
+			}
+			if next < 0 {
+				t.Fatalf("no client took the lock after the crash: the lease never ran out")
+			}
+			wait := time.Duration(next - crashed.Crash)
+			if wait < lease/2 || wait > lease+time.Second {
+				t.Errorf("next holder %v after the crash, want about the lease (%v)", wait, lease)
+			}
+		})
+	}
+}
+
+func TestClockSkewMovesOnlyItsNode(t *testing.T) {
+	h, s := sale(t, "lua", "clock-skew:offset=10s:node=1", 200*time.Millisecond)
+	if len(injections(h, "clock-skew")) != 1 {
+		t.Fatalf("clock-skew recorded %d times, want 1", len(injections(h, "clock-skew")))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.samples) < 10 {
+		t.Fatalf("only %d samples", len(s.samples))
+	}
+	sm := s.samples[len(s.samples)/2]
+	if d := sm.clocks[0].Sub(sm.now); d < -50*time.Millisecond || d > 50*time.Millisecond {
+		t.Errorf("node 0's clock is %v off, want it untouched", d)
+	}
+	if d := sm.clocks[1].Sub(sm.now); d < 10*time.Second-50*time.Millisecond || d > 10*time.Second+50*time.Millisecond {
+		t.Errorf("node 1's clock is %v off, want 10s ahead", d)
+	}
+}
+
+func TestPartitionLosesTheNodesCommands(t *testing.T) {
+	h, s := sale(t, "lua", "partition:for=300ms", 150*time.Millisecond)
+	fs := injections(h, "partition")
+	if len(fs) != 1 {
+		t.Fatalf("partition fired %d times, want 1", len(fs))
+	}
+	f := fs[0]
+	var cut *history.Op
+	for i := range h.Ops {
+		if h.Ops[i].Client == f.Client {
+			cut = &h.Ops[i]
+		}
+	}
+	// The holder's write went into the cut: its outcome is not known,
+	// and stays so in the history.
+	if cut == nil || cut.Write != history.Indeterminate || cut.Outcome != history.Unknown {
+		t.Errorf("cut holder's op %+v: want an indeterminate write, outcome unknown", cut)
+	}
+	slack := int64(20 * time.Millisecond)
+	if n := s.commandsBetween(1-f.Node, f.Start+slack, f.End-slack); n <= 0 {
+		t.Errorf("the other node sent %d commands during the cut, want it to run on", n)
+	}
+}
+
+func TestServerPauseStopsEveryNode(t *testing.T) {
+	h, _ := sale(t, "atomic", "server-pause:for=1s", 200*time.Millisecond)
+	fs := injections(h, "server-pause")
+	if len(fs) != 1 {
+		t.Fatalf("server-pause fired %d times, want 1", len(fs))
+	}
+	f := fs[0]
+	// No operation returns from the server while it is paused.
+	slack := int64(20 * time.Millisecond)
+	for _, op := range h.Ops {
+		if op.ReadReturn > f.Start+slack && op.ReadReturn < f.End-slack {
+			t.Fatalf("client %d got an answer at %v, inside the pause [%v, %v]", op.Client,
+				time.Duration(op.ReadReturn), time.Duration(f.Start), time.Duration(f.End))
+		}
+	}
+	unknown := 0
+	for _, op := range h.Ops {
+		if op.Outcome == history.Unknown {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		t.Errorf("no operation timed out during a pause longer than the command timeout")
+	}
+}
