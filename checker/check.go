@@ -2,7 +2,6 @@ package checker
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -72,8 +71,8 @@ func Visualize(w io.Writer, h *history.History, opts Options) error {
 	// first is this chunk's inheritance from the rest of the history.
 	notes := []porcupine.Annotation{{
 		Tag: "checker", Start: res.FirstIllegal.From,
-		Description: fmt.Sprintf("stock %d at start", res.start),
-		Details:     "the stock the operations before this segment left",
+		Description: "stock " + describeCounters(res.starts) + " at start",
+		Details:     "the stock the operations before this segment left, and the blind sales that may still land",
 	}}
 	for _, f := range h.Faults {
 		end := f.End

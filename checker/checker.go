@@ -63,7 +63,9 @@ type Overlap struct {
 // Linearizability is the result of the porcupine check of the inventory.
 type Linearizability struct {
 	Status Status `json:"status"`
-	// Ops is how many operations were checked (those that read the stock).
+	// Ops is how many operations were checked: those that read the stock,
+	// and the atomic implementation's scripts that got no answer (blind
+	// sales, which may have taken a unit at any later time, or not).
 	Ops int `json:"ops"`
 	// Segments is how many pieces the history was split into at quiescent
 	// points.

@@ -71,6 +71,40 @@ func lockless(client int32, call, ret, stock int64, w history.WriteState, out hi
 	return op
 }
 
+// atomicSale is an attempt of the lock-free atomic implementation: one
+// script that read stock over [call, ret] ms and sold a unit if there was
+// one.
+func atomicSale(client int32, call, ret, stock int64) history.Op {
+	op := history.Op{
+		Client: client, Arrival: call * ms, Start: call * ms,
+		ReadCall: call * ms, ReadReturn: ret * ms, End: ret * ms,
+		Stock: stock, Write: history.NoWrite, Outcome: history.SoldOut,
+	}
+	if stock > 0 {
+		op.Write, op.Outcome = history.Applied, history.Sold
+		op.WriteCall, op.WriteReturn = op.ReadCall, op.ReadReturn
+	}
+	return op
+}
+
+// blind is an attempt of the atomic implementation whose script was sent
+// at call ms and never answered (the buyer timed out 5 ms later): it may
+// have sold a unit at any later time, and it read nothing the buyer saw.
+func blind(client int32, call int64) history.Op {
+	return history.Op{
+		Client: client, Arrival: call * ms, Start: call * ms,
+		ReadCall: call * ms, WriteCall: call * ms, End: (call + 5) * ms,
+		Stock: history.NoStock, Write: history.Indeterminate, Outcome: history.Unknown,
+	}
+}
+
+// atomicRun is a history of the atomic implementation.
+func atomicRun(stock int64, final history.Final, ops ...history.Op) *history.History {
+	h := &history.History{Header: header("atomic", stock, len(ops)), Final: final, Ops: ops}
+	h.Header.Lockless = true
+	return h
+}
+
 // fixtures builds the histories in testdata/, by file name. The files are
 // the tests' input; these builders only say how they were made.
 var fixtures = map[string]func() *history.History{
@@ -198,6 +232,42 @@ var fixtures = map[string]func() *history.History{
 				gaveUp(4, 0, 50*ms, ms, history.GaveUp),
 			},
 		}
+	},
+	// The atomic script of buyer 1 got no answer, and it did sell: the
+	// reads after it go one lower than the answered sales explain, and
+	// only after buyer 2's, so it landed long after it was sent.
+	"ok-blind-landed.jsonl": func() *history.History {
+		return atomicRun(4, history.Final{Stock: 0, Orders: 4},
+			atomicSale(0, 10, 12, 4), blind(1, 20), atomicSale(2, 30, 32, 3),
+			atomicSale(3, 40, 42, 1), atomicSale(4, 50, 52, 0))
+	},
+	// The same unanswered script never ran: the reads after it go down one
+	// sale at a time.
+	"ok-blind-lost.jsonl": func() *history.History {
+		return atomicRun(3, history.Final{Stock: 0, Orders: 3},
+			atomicSale(0, 10, 12, 3), blind(1, 20), atomicSale(2, 30, 32, 2),
+			atomicSale(3, 40, 42, 1), atomicSale(4, 50, 52, 0))
+	},
+	// One unanswered script cannot explain two missing units.
+	"bad-blind-twice.jsonl": func() *history.History {
+		return atomicRun(5, history.Final{Stock: 0, Orders: 4},
+			atomicSale(0, 10, 12, 5), blind(1, 20), atomicSale(2, 30, 32, 2),
+			atomicSale(3, 40, 42, 1))
+	},
+	// An unanswered script may explain a read of 1 right after 3 was sold
+	// down to 2, but nothing explains a read of 1 after one of 0.
+	"bad-blind-rise.jsonl": func() *history.History {
+		again := atomicSale(4, 50, 52, 1)
+		again.Write, again.WriteCall, again.WriteReturn, again.Outcome = history.NoWrite, 0, 0, history.Duplicate
+		return atomicRun(3, history.Final{Stock: 0, Orders: 3},
+			atomicSale(0, 10, 12, 3), blind(1, 20), atomicSale(2, 30, 32, 1),
+			atomicSale(3, 40, 42, 0), again)
+	},
+	// An unanswered script sent when the stock was gone cannot sell: a
+	// script that sold at zero (a broken check) shows as a read of -1.
+	"bad-blind-at-zero.jsonl": func() *history.History {
+		return atomicRun(1, history.Final{Stock: -1, Orders: 2},
+			atomicSale(0, 10, 12, 1), atomicSale(2, 15, 17, 0), blind(1, 20), atomicSale(3, 30, 32, -1))
 	},
 	// A run ended by --timeout while a buyer was still waiting for its
 	// write: the sale is not over.
