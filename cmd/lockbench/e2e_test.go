@@ -128,6 +128,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--clients=many"}, "clients"},
 		{[]string{"bogus-command"}, "unknown command"},
 		{[]string{"check"}, "check"},
+		{[]string{"--faults=gc"}, "--faults"},
+		{[]string{"--faults=pause-holder:for=soon"}, "pause-holder:for=soon"},
+		{[]string{"--faults=clock-skew:node=5", "--clients=10"}, "only 2 nodes"},
+		{[]string{"--command-timeout=0s"}, "--command-timeout"},
+		{[]string{"matrix", "--faults=gc"}, "--faults"},
+		{[]string{"matrix", "--impl=none", "--faults=expire"}, "no cell"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -139,6 +145,43 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("message %q does not name %q", errOut, c.want)
 			}
 		})
+	}
+}
+
+// TestFaultUnavailableOnBackend: a fault the backend cannot do is refused
+// with exit 2 before anything runs, never skipped in silence.
+func TestFaultUnavailableOnBackend(t *testing.T) {
+	if !redistest.Available() && os.Getenv("LOCKBENCH_REQUIRE_REDIS") != "1" {
+		t.Skip("redis-server not on PATH")
+	}
+	addr := redistest.Start(t)
+	code, out, errOut := lockbench(t, "--impl=lua", "--faults=restart", "--redis="+addr, "--clients=10")
+	if code != exitUsage || !strings.Contains(errOut, "restart") || out != "" {
+		t.Errorf("restart on a real Redis: exit %d, stderr %q, stdout %q; want exit 2 naming restart, nothing run", code, errOut, out)
+	}
+}
+
+// TestFaultsRecordedAndReproducible runs a fault end to end: the
+// injection is in the result, the reproduce line carries --faults and the
+// seed, and the same seed arms the same schedule.
+func TestFaultsRecordedAndReproducible(t *testing.T) {
+	args := []string{"--impl=lua", "--faults=pause-holder:count=1", "--clients=400", "--stock=300", "--ramp=500ms", "--ttl=150ms", "--workers=50", "--seed=5"}
+	code, res := runJSON(t, args...)
+	if code != exitFail {
+		t.Errorf("lua under pause-holder: exit %d, want %d", code, exitFail)
+	}
+	r := res.Runs[0]
+	if len(r.Faults) != 1 || r.Faults[0].Name != "pause-holder" || r.Faults[0].End <= r.Faults[0].Start {
+		t.Fatalf("faults recorded: %+v, want one pause-holder with its window", r.Faults)
+	}
+	if !strings.Contains(res.Command, "--faults=pause-holder:count=1") || !strings.Contains(res.Command, "--seed=5") {
+		t.Errorf("reproduce line %q lacks the faults or the seed", res.Command)
+	}
+	if r.LockSafety != "violated" {
+		t.Errorf("lock safety %s, want violated: a pause past the lease lets a second holder in", r.LockSafety)
+	}
+	if res.Config.TTL != reports.Duration(150*time.Millisecond) || len(res.Config.Faults) != 1 {
+		t.Errorf("config ttl %v, faults %v", res.Config.TTL, res.Config.Faults)
 	}
 }
 

@@ -26,9 +26,9 @@ import (
 // matrixDefaults is the small workload each cell runs: a few seconds at
 // most, a short lease so that faults are short too.
 var matrixDefaults = map[string]string{
-	"clients":         "800",
-	"stock":           "600",
-	"ramp":            "1s",
+	"clients":         "400",
+	"stock":           "300",
+	"ramp":            "500ms",
 	"workers":         "50",
 	"ttl":             "200ms",
 	"timeout":         "10s",
@@ -202,7 +202,7 @@ func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workloa
 		Nodes:    co.nodes,
 		Expected: cell.Want.Label,
 		Measured: measured(run),
-		Match:    meets(cell.Want, run),
+		Match:    cell.Want.Sometimes || meets(cell.Want, run),
 		Why:      cell.Why,
 		Run:      *run,
 	}, nil
