@@ -129,7 +129,11 @@ func spectrumChart(title string, ss []series) template.HTML {
 	for k := 0.0; k <= xmax; k++ {
 		x := marginL + k/xmax*pw
 		b.f(`<line class="grid" x1="%s" y1="%d" x2="%s" y2="%s"/>`, num(x), marginT, num(x), num(marginT+ph))
-		b.f(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, num(x), num(marginT+ph+14), nines(int(k)))
+		anchor := "middle"
+		if k == xmax {
+			anchor = "end" // the last tick stays inside the chart
+		}
+		b.f(`<text class="tick" x="%s" y="%s" text-anchor="%s">%s</text>`, num(x), num(marginT+ph+14), anchor, nines(int(k)))
 	}
 	b.f(`<text class="axis" x="%s" y="%d" text-anchor="middle">percentile</text>`, num(marginL+pw/2), chartH-4)
 	for i, s := range ss {
@@ -312,7 +316,6 @@ func salesChart(title string, r *Run) template.HTML {
 		x0, x1 := x(w.From), x(w.To)
 		b.f(`<rect class="illegal" x="%s" y="%d" width="%s" height="%s"><title>first illegal segment %s–%s</title></rect>`,
 			num(x0), marginT, num(max(x1-x0, 2)), num(ph), formatAt(w.From), formatAt(w.To))
-		b.f(`<text class="illegallabel" x="%s" y="%s" text-anchor="end">first illegal</text>`, num(min(x1, marginL+pw)-2), num(bottom-4))
 	}
 	for i, n := range r.Sales.Sold {
 		if n == 0 {
@@ -324,6 +327,16 @@ func salesChart(title string, r *Run) template.HTML {
 		b.f(`<rect class="bar" x="%s" y="%s" width="%s" height="%s"><title>%s–%s: %d sold</title></rect>`,
 			num(x0), num(y(v)), num(max(x1-x0-0.5, 0.8)), num(bottom-y(v)),
 			formatAt(t0), formatAt(t0+bucket*1e6), n)
+	}
+	if w := r.FirstIllegal; w != nil {
+		// The label sits inside the segment's right edge, or right of its
+		// left edge when the segment starts too near the axis; over the bars.
+		x0, x1 := x(w.From), x(w.To)
+		if lx := min(x1, marginL+pw) - 2; lx-marginL > 70 {
+			b.f(`<text class="illegallabel" x="%s" y="%s" text-anchor="end">first illegal</text>`, num(lx), num(marginT+10))
+		} else {
+			b.f(`<text class="illegallabel" x="%s" y="%s">first illegal</text>`, num(x0+3), num(marginT+10))
+		}
 	}
 	for _, p := range r.OverlapPairs {
 		xx := x(p.B.From)

@@ -52,6 +52,7 @@ var commands = []command{
 	{"run", "run the flash sale against one or more lock implementations (the default)", runCmd},
 	{"check", "re-check saved histories offline", checkCmd},
 	{"list", "list the lock implementations", listCmd},
+	{"report", "write the HTML report of saved results, or compare several", reportCmd},
 	{"version", "print the version", versionCmd},
 }
 
@@ -73,7 +74,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if args[0] != "" && args[0][0] != '-' {
-			return usageErr("unknown command %q (commands: run, check, list, version; see lockbench --help)", args[0])
+			return usageErr("unknown command %q (commands: run, check, list, report, version; see lockbench --help)", args[0])
 		}
 	}
 	return runCmd(args, stdout, stderr)
@@ -109,8 +110,10 @@ Examples:
   lockbench --impl=none,local,lua --nodes=2 --out=run1
   lockbench --impl=all --redis=127.0.0.1:6379
   lockbench check run1
+  lockbench report run1/result.json run2/result.json -o compare.html
+  lockbench --impl=watchdog --repeat=3 --baseline=base/result.json --junit=junit.xml
 
-Exit codes: 0 pass, 1 a check failed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
+Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
 `)
 }
 

@@ -46,6 +46,7 @@ type runOpts struct {
 	timeout      time.Duration
 	checkTimeout time.Duration
 	cpuprofile   string
+	gate         gateOpts
 }
 
 const runExamples = `
@@ -58,7 +59,7 @@ Examples:
   lockbench --impl=local --nodes=1
   lockbench --impl=local --nodes=2
 
-  # every implementation against a real Redis, results and histories saved
+  # every implementation against a real Redis, results, histories and report.html saved
   lockbench --impl=all --redis=127.0.0.1:6379 --out=run1
 
   # nested acquisition three levels deep inside the critical section
@@ -89,11 +90,12 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
+	gateFlags(fs, &o.gate)
 	return fs
 }
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s\nExit codes: 0 pass, 1 a check failed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
 // parseFlags fills o from args; help is true when --help was asked for.
@@ -188,6 +190,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := o.gate.prepare(fs); err != nil {
+		return err
+	}
 	if !fs.Changed("seed") {
 		o.seed = rand.Uint64()
 	}
@@ -228,8 +233,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		Command: o.command(fs),
 		Config:  o.config(impls, backend.Name()),
 	}
-	progress := newProgress(stderr)
-	for _, im := range impls {
+	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat)
+	for _, im := range o.gate.schedule(impls) {
 		if ctx.Err() != nil {
 			break
 		}
@@ -260,7 +265,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: o.checkTimeout}))
 		if o.out != "" {
-			name := im.Name + ".history.jsonl"
+			name := o.gate.historyName(im.Name)
 			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
 				return &exitError{code: exitInfra, err: err}
 			}
@@ -268,7 +273,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		result.Runs = append(result.Runs, run)
 	}
-	return finish(ctx, result, o.out, o.json, stdout)
+	return finishRun(ctx, &o, result, stdout, stderr)
 }
 
 // finish writes the result where it was asked for and turns the verdicts
