@@ -55,7 +55,8 @@ type Source struct {
 // LoadSource reads the result at path (a result.json, or a directory
 // holding one) and every history it names. A history that is missing or
 // unreadable is noted in Missing, not an error: the report is drawn
-// without the charts that need it.
+// without the charts that need it. A porcupine view that is missing is
+// dropped from its run, so that the report links nothing that is not there.
 func LoadSource(path string) (*Source, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "result.json")
@@ -77,6 +78,12 @@ func LoadSource(path string) (*Source, error) {
 		Missing:   make([]string, len(res.Runs)),
 	}
 	for i, r := range res.Runs {
+		// A view that was not kept with the result is not linked.
+		if v := r.Visualization; v != "" {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(v))); err != nil {
+				res.Runs[i].Visualization = ""
+			}
+		}
 		if r.History == "" {
 			src.Missing[i] = "its history was not saved (run with --out to keep it)"
 			continue

@@ -280,6 +280,11 @@ func TestLoadSource(t *testing.T) {
 		res.Runs[i].History = impl + ".history.jsonl"
 	}
 	res.Runs[2].History = "gone.history.jsonl"
+	res.Runs[0].Visualization = "gone.porcupine.html"
+	res.Runs[1].Visualization = "kept.porcupine.html"
+	if err := os.WriteFile(filepath.Join(dir, "kept.porcupine.html"), []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, impl := range fixtureOrder[:2] {
 		if err := history.WriteFile(filepath.Join(dir, impl+".history.jsonl"), loadHistory(t, impl)); err != nil {
 			t.Fatal(err)
@@ -304,6 +309,9 @@ func TestLoadSource(t *testing.T) {
 		}
 		if src.Histories[1] != nil || !strings.Contains(src.Missing[1], "could not be read") {
 			t.Errorf("a corrupt history: missing = %q", src.Missing[1])
+		}
+		if v0, v1 := src.Result.Runs[0].Visualization, src.Result.Runs[1].Visualization; v0 != "" || v1 != "kept.porcupine.html" {
+			t.Errorf("visualizations %q, %q; want the missing one dropped, the kept one kept", v0, v1)
 		}
 		if src.Histories[2] != nil || src.Missing[2] != "its history gone.history.jsonl was not found" {
 			t.Errorf("an absent history: missing = %q", src.Missing[2])

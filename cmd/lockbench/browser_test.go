@@ -80,6 +80,9 @@ const inspect = `(() => {
 // beyond the page itself. Then the same for `lockbench report` comparing
 // two results. With -screenshot it rewrites the README's picture.
 func TestReportInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sale and a browser")
+	}
 	b := browsertest.Start(t)
 	dir := filepath.Join(t.TempDir(), "run1")
 	impls := []string{"none", "local", "lua", "watchdog", "atomic"}
