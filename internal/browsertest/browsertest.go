@@ -154,6 +154,7 @@ type lockedWriter struct {
 	mu *sync.Mutex
 }
 
+// Write appends p under the lock.
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -331,7 +332,9 @@ func (b *Browser) Open(ctx context.Context, url string, vp Viewport) (*Page, err
 
 // Event is a DevTools event the page raised.
 type Event struct {
+	// Method names the event ("Runtime.consoleAPICalled").
 	Method string
+	// Params are the event's parameters, as the protocol defines them.
 	Params json.RawMessage
 }
 
