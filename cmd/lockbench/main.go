@@ -4,8 +4,9 @@
 // linearizability check, a mutual-exclusion audit and an oversell audit
 // judge the recorded history.
 //
-// Exit codes: 0 every check passed; 1 a check failed; 2 bad usage;
-// 3 infrastructure failure (a server unreachable); 130 interrupted.
+// Exit codes: 0 every check passed; 1 a check failed (or --baseline found
+// a regression); 2 bad usage; 3 infrastructure failure (a server
+// unreachable); 130 interrupted.
 package main
 
 import (

@@ -59,7 +59,7 @@ Examples:
   lockbench --impl=local --nodes=1
   lockbench --impl=local --nodes=2
 
-  # every implementation against a real Redis, results, histories and report.html saved
+  # every implementation against a real Redis, results and histories saved
   lockbench --impl=all --redis=127.0.0.1:6379 --out=run1
 
   # nested acquisition three levels deep inside the critical section
