@@ -3,19 +3,26 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 GO ?= go
 
-.PHONY: build test test-short bench lint clean
+.PHONY: build test test-short bench lint clean screenshot
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lockbench ./cmd/lockbench
 
 # The full suite: unit tests, the locks against the embedded server and a
 # real redis-server (skipped when redis-server is missing, unless
-# LOCKBENCH_REQUIRE_REDIS=1), and the end-to-end sales.
+# LOCKBENCH_REQUIRE_REDIS=1), the end-to-end sales, and the report in
+# headless Chromium (skipped when chromium is missing, unless
+# LOCKBENCH_REQUIRE_BROWSER=1).
 test: lint
 	$(GO) test -count=1 -timeout 20m ./...
 
 test-short:
 	$(GO) test -count=1 -short ./...
+
+# The README's picture of a report, taken by the browser test in headless
+# Chromium (needs chromium on PATH).
+screenshot:
+	LOCKBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestReportInBrowser$$' ./cmd/lockbench/ -screenshot
 
 # Speed and memory figures, measured: see scripts/bench.sh.
 bench: build

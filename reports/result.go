@@ -192,6 +192,18 @@ type Run struct {
 	// History is the path of the saved history file, relative to the
 	// directory of result.json; empty when the history was not kept.
 	History string `json:"history,omitempty"`
+	// FirstIllegal bounds the first segment of the inventory history that
+	// the linearizability check proved illegal (ns since the run's start);
+	// nil unless Linearizability is illegal.
+	FirstIllegal *checker.Window `json:"first_illegal,omitempty"`
+	// Visualization is the path of porcupine's HTML view of the first
+	// illegal segment, relative to the directory of result.json; empty
+	// when none was written.
+	Visualization string `json:"visualization,omitempty"`
+	// Repetitions holds each repetition's figures when --repeat ran the
+	// implementation more than once (see CombineRepetitions); empty
+	// otherwise.
+	Repetitions []Repetition `json:"repetitions,omitempty"`
 }
 
 // NewRun builds the Run of history h judged by rep. History is left empty:
@@ -238,6 +250,7 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		CutShort:           h.Header.CutShort || rep.Liveness.CutShort,
 		Faults:             nonNil(h.Faults),
 		Sales:              m.sales,
+		FirstIllegal:       rep.Data.Linearizability.FirstIllegal,
 	}
 }
 

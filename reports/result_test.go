@@ -75,7 +75,11 @@ func TestNewRun(t *testing.T) {
 				t.Errorf("sales = %+v, want %v buckets of 100ms", got.Sales, tt.want.DurationMS/100)
 			}
 
-			got.Reasons, got.Notes, got.OverlapPairs, got.Faults = nil, nil, nil, nil
+			if !reflect.DeepEqual(got.FirstIllegal, rep.Data.Linearizability.FirstIllegal) {
+				t.Errorf("first illegal = %+v, want %+v", got.FirstIllegal, rep.Data.Linearizability.FirstIllegal)
+			}
+
+			got.Reasons, got.Notes, got.OverlapPairs, got.Faults, got.FirstIllegal = nil, nil, nil, nil, nil
 			got.Latency, got.Sales = Latency{}, Series{}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("NewRun:\ngot  %+v\nwant %+v", got, tt.want)
@@ -263,7 +267,7 @@ func TestSchemaDocumented(t *testing.T) {
 	}
 	for _, v := range []any{
 		Result{}, Config{}, Run{}, MatrixCell{}, Latency{}, Summary{}, Point{}, Series{},
-		checker.Overlap{}, checker.OpRef{}, history.Fault{},
+		checker.Overlap{}, checker.OpRef{}, history.Fault{}, checker.Window{}, Repetition{},
 	} {
 		typ := reflect.TypeOf(v)
 		for i := range typ.NumField() {

@@ -4,8 +4,9 @@
 // linearizability check, a mutual-exclusion audit and an oversell audit
 // judge the recorded history.
 //
-// Exit codes: 0 every check passed; 1 a check failed; 2 bad usage;
-// 3 infrastructure failure (a server unreachable); 130 interrupted.
+// Exit codes: 0 every check passed; 1 a check failed (or --baseline found
+// a regression); 2 bad usage; 3 infrastructure failure (a server
+// unreachable); 130 interrupted.
 package main
 
 import (
@@ -59,6 +60,7 @@ var commands = []command{
 	{"matrix", "run the truth table: every implementation against every fault that applies", matrixCmd},
 	{"check", "re-check saved histories offline", checkCmd},
 	{"list", "list the lock implementations", listCmd},
+	{"report", "write the HTML report of saved results, or compare several", reportCmd},
 	{"version", "print the version", versionCmd},
 }
 
@@ -80,7 +82,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if args[0] != "" && args[0][0] != '-' {
-			return usageErr("unknown command %q (commands: run, matrix, check, list, version; see lockbench --help)", args[0])
+			return usageErr("unknown command %q (commands: run, matrix, check, list, report, version; see lockbench --help)", args[0])
 		}
 	}
 	return runCmd(args, stdout, stderr)
@@ -116,8 +118,10 @@ Examples:
   lockbench --impl=none,local,lua --nodes=2 --out=run1
   lockbench --impl=all --redis=127.0.0.1:6379
   lockbench check run1
+  lockbench report run1/result.json run2/result.json -o compare.html
+  lockbench --impl=watchdog --repeat=3 --baseline=base/result.json --junit=junit.xml
 
-Exit codes: 0 pass, 1 a check failed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
+Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
 `)
 }
 

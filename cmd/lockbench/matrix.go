@@ -111,7 +111,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		Command: strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1),
 		Config:  o.config(impls, backend.Name()),
 	}
-	progress := newProgress(stderr)
+	progress := newProgress(stderr, o.clients, len(cells))
 	for _, cell := range cells {
 		if ctx.Err() != nil {
 			break

@@ -4,48 +4,131 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockbench/lockbench/workload"
 )
 
-// progress draws a live line on stderr while a sale runs, only when stderr
-// is a terminal: logs and pipes get the summary alone.
+// progress reports a long run while it goes: on a terminal a bar redrawn
+// in place (sold/stock, sales per second, faults active, elapsed, ETA); in
+// a CI log or a pipe a plain line every plainEvery, so that a log shows the
+// run is alive without a carriage-return mess, and a short run prints none.
 type progress struct {
-	mu  sync.Mutex
-	w   io.Writer
-	on  bool
-	len int
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	every time.Duration
+	// clients is the buyers per run, for the ETA; runs and run count the
+	// runs (implementations times repetitions) and the current one.
+	clients   int64
+	runs, run int
+	// width is the length of the bar last drawn; next is when the next
+	// plain line is due, in the current run's elapsed time.
+	width int
+	next  time.Duration
 }
 
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
+// plainEvery is how often a plain progress line is written.
+const plainEvery = 10 * time.Second
+
+// barWidth is the bar's length in characters.
+const barWidth = 24
+
+// newProgress reports on w, drawing a bar when w is a terminal.
+func newProgress(w io.Writer, clients, runs int) *progress {
+	tty := false
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
+			tty = true
 		}
 	}
-	return p
+	return &progress{w: w, tty: tty, every: plainEvery, clients: int64(clients), runs: runs, run: 1, next: plainEvery}
 }
 
+// update reports a snapshot of the running sale.
 func (p *progress) update(s workload.Progress) {
-	if !p.on {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	line := fmt.Sprintf("%-12s %6.1fs  sold %d/%d  buyers %d arrived, %d done  faults %d",
-		s.Impl, s.Elapsed.Seconds(), s.Sold, s.Stock, s.Arrived, s.Finished, s.Faults)
-	fmt.Fprintf(p.w, "\r%-*s", p.len, line)
-	p.len = len(line)
+	if p.tty {
+		line := p.barLine(s)
+		fmt.Fprintf(p.w, "\r%-*s", p.width, line)
+		p.width = len([]rune(line))
+		return
+	}
+	if s.Elapsed < p.next {
+		return
+	}
+	for p.next <= s.Elapsed {
+		p.next += p.every
+	}
+	fmt.Fprintln(p.w, p.plainLine(s))
 }
 
+// clear ends the current run's report: it wipes the bar, and moves on to
+// the next run.
 func (p *progress) clear() {
-	if !p.on || p.len == 0 {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r%*s\r", p.len, "")
-	p.len = 0
+	if p.tty && p.width > 0 {
+		fmt.Fprintf(p.w, "\r%*s\r", p.width, "")
+	}
+	p.width = 0
+	p.next = p.every
+	p.run++
+}
+
+// barLine is the terminal's line: watchdog [2/13] [#####.....] 2,500/5,000 ….
+func (p *progress) barLine(s workload.Progress) string {
+	filled := 0
+	if s.Stock > 0 {
+		filled = int(min(s.Sold, s.Stock) * barWidth / s.Stock)
+	}
+	bar := strings.Repeat("#", filled) + strings.Repeat(".", barWidth-filled)
+	return fmt.Sprintf("%s%s [%s] sold %d/%d  %s sales/s  faults %d  %s  ETA %s",
+		s.Impl, p.runTag(), bar, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), p.eta(s))
+}
+
+// plainLine is a log's line, one self-contained sentence of key=value.
+func (p *progress) plainLine(s workload.Progress) string {
+	return fmt.Sprintf("progress: %s%s sold=%d/%d sales/s=%s faults=%d elapsed=%s eta=%s",
+		s.Impl, p.runTag(), s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), p.eta(s))
+}
+
+// runTag numbers the run when there are several.
+func (p *progress) runTag() string {
+	if p.runs <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" [%d/%d]", p.run, p.runs)
+}
+
+// salesRate is the units sold per second since the run began.
+func salesRate(s workload.Progress) string {
+	if s.Elapsed <= 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.0f", float64(s.Sold)/s.Elapsed.Seconds())
+}
+
+// eta estimates the time left in the current run from the pace at which
+// buyers have been answered so far; "?" until one has.
+func (p *progress) eta(s workload.Progress) string {
+	if s.Finished <= 0 || p.clients <= 0 || s.Elapsed <= 0 {
+		return "?"
+	}
+	left := p.clients - s.Finished
+	if left <= 0 {
+		return "0s"
+	}
+	return roundDur(time.Duration(float64(s.Elapsed) * float64(left) / float64(s.Finished)))
+}
+
+// roundDur writes d to a tenth of a second, or to the second past a minute.
+func roundDur(d time.Duration) string {
+	if d >= time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }

@@ -50,6 +50,7 @@ type runOpts struct {
 	cpuprofile   string
 	faults       string
 	cmdTimeout   time.Duration
+	gate         gateOpts
 
 	specs []faults.Spec // parsed from faults by validate
 }
@@ -111,11 +112,12 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
+	gateFlags(fs, &o.gate)
 	return fs
 }
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s\nExit codes: 0 pass, 1 a check failed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
 // parseFlags fills o from args; help is true when --help was asked for.
@@ -217,6 +219,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := o.gate.prepare(fs); err != nil {
+		return err
+	}
 	if !fs.Changed("seed") {
 		o.seed = rand.Uint64()
 	}
@@ -262,8 +267,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--faults: %v", err)
 		}
 	}
-	progress := newProgress(stderr)
-	for _, im := range impls {
+	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat)
+	for _, im := range o.gate.schedule(impls) {
 		if ctx.Err() != nil {
 			break
 		}
@@ -273,7 +278,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		result.Runs = append(result.Runs, *run)
 	}
-	return finish(ctx, result, o.out, o.json, stdout)
+	return finishRun(ctx, &o, result, stdout, stderr)
 }
 
 // lease is the lease a run of im uses: --ttl, else the fault lease when
@@ -338,7 +343,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		}
 	}
 	if o.out != "" {
-		name := im.Name + ".history.jsonl"
+		name := o.gate.historyName(im.Name)
 		if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
 			return nil, &exitError{code: exitInfra, err: err}
 		}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/workload"
+)
+
+func snapshot(elapsed time.Duration, sold, finished int64) workload.Progress {
+	return workload.Progress{Impl: "watchdog", Elapsed: elapsed, Sold: sold, Stock: 5000, Arrived: 20000, Finished: finished, Faults: 1}
+}
+
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, 20000, 3)
+	p.tty = true
+	p.update(snapshot(2*time.Second, 2500, 10000))
+	want := "\rwatchdog [1/3] [############............] sold 2500/5000  1250 sales/s  faults 1  2s  ETA 2s"
+	if got := b.String(); got != want {
+		t.Errorf("bar:\ngot  %q\nwant %q", got, want)
+	}
+	b.Reset()
+	p.update(snapshot(3*time.Second, 5000, 15000))
+	if got := b.String(); !strings.HasPrefix(got, "\rwatchdog [1/3] [########################] sold 5000/5000") || !strings.HasSuffix(got, "ETA 1s") {
+		t.Errorf("redrawn bar = %q", got)
+	}
+	b.Reset()
+	p.clear()
+	if got := b.String(); !strings.HasPrefix(got, "\r") || strings.TrimSpace(got) != "" {
+		t.Errorf("clear wrote %q, want the line blanked", got)
+	}
+	b.Reset()
+	p.update(snapshot(100*time.Millisecond, 0, 0))
+	if got := b.String(); !strings.Contains(got, "watchdog [2/3]") || !strings.HasSuffix(got, "ETA ?") {
+		t.Errorf("second run's bar = %q, want run 2 of 3 and no ETA yet", got)
+	}
+}
+
+// TestProgressPlain checks a log's lines: none for a short run, then one
+// per period whatever the snapshot rate, each complete on its own line.
+func TestProgressPlain(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, 20000, 1)
+	if p.tty {
+		t.Fatal("a buffer taken for a terminal")
+	}
+	for ms := 250; ms < 9_000; ms += 250 {
+		p.update(snapshot(time.Duration(ms)*time.Millisecond, 100, 100))
+	}
+	if b.Len() != 0 {
+		t.Fatalf("a run shorter than %v printed %q", plainEvery, b.String())
+	}
+	for ms := 9_000; ms <= 31_000; ms += 250 {
+		p.update(snapshot(time.Duration(ms)*time.Millisecond, 4000, 16000))
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines over 31s, want 3 (at 10, 20, 30s):\n%s", len(lines), b.String())
+	}
+	if want := "progress: watchdog sold=4000/5000 sales/s=400 faults=1 elapsed=10s eta=2.5s"; lines[0] != want {
+		t.Errorf("line:\ngot  %q\nwant %q", lines[0], want)
+	}
+	if strings.Contains(b.String(), "\r") {
+		t.Errorf("a log line holds a carriage return")
+	}
+	p.clear()
+	b.Reset()
+	p.update(snapshot(5*time.Second, 1, 1))
+	if b.Len() != 0 {
+		t.Errorf("the next run printed at 5s: %q", b.String())
+	}
+}

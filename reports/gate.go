@@ -1,0 +1,225 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/checker"
+)
+
+// Thresholds bound how much worse than its baseline a run may be before
+// the regression gate fails it. A ratio is current over baseline.
+type Thresholds struct {
+	// MaxP99Ratio is the largest purchase p99 latency ratio that passes;
+	// DefaultThresholds has 1.5 (50% slower fails).
+	MaxP99Ratio float64
+	// MinThroughputRatio is the smallest sales-per-second ratio that
+	// passes; DefaultThresholds has 0.8 (20% fewer sales per second fails).
+	MinThroughputRatio float64
+	// MaxCommandsRatio is the largest commands-per-sale ratio that passes;
+	// DefaultThresholds has 1.25 (25% more Redis commands per sale fails).
+	MaxCommandsRatio float64
+}
+
+// DefaultThresholds are the gate's defaults, loose enough for a noisy CI
+// machine comparing medians of a few repetitions and tight enough to catch
+// a lock that doubles its latency or its round trips.
+var DefaultThresholds = Thresholds{MaxP99Ratio: 1.5, MinThroughputRatio: 0.8, MaxCommandsRatio: 1.25}
+
+// The metrics a Regression can name.
+const (
+	// MetricSafety is a run whose data or lock safety is violated (or
+	// could not be decided): it fails the gate whatever the baseline.
+	MetricSafety = "safety"
+	// MetricLiveness is a run that failed its liveness check.
+	MetricLiveness = "liveness"
+	// MetricP99 is the purchase latency's 99th percentile.
+	MetricP99 = "p99"
+	// MetricThroughput is sales per second.
+	MetricThroughput = "sales_per_sec"
+	// MetricCommands is Redis commands per sale.
+	MetricCommands = "commands_per_sale"
+)
+
+// Regression is one way a run is worse than the gate allows.
+type Regression struct {
+	// Impl is the implementation that regressed.
+	Impl string
+	// Metric is one of the Metric constants.
+	Metric string
+	// Baseline and Current are the figures compared (zero for a safety or
+	// liveness failure, which needs no baseline).
+	Baseline, Current float64
+	// Limit is the threshold ratio that was crossed (zero for a safety or
+	// liveness failure).
+	Limit float64
+	// Detail says what failed, for a safety or liveness failure: the run's
+	// reasons.
+	Detail string
+}
+
+// Ratio is Current over Baseline.
+func (r Regression) Ratio() float64 {
+	if r.Baseline == 0 {
+		return 0
+	}
+	return r.Current / r.Baseline
+}
+
+// String says what regressed and by how much, in one line.
+func (r Regression) String() string {
+	switch r.Metric {
+	case MetricSafety, MetricLiveness:
+		return fmt.Sprintf("%s: %s failed: %s", r.Impl, r.Metric, r.Detail)
+	case MetricP99:
+		return fmt.Sprintf("%s: p99 latency %s → %s (×%.2f, limit ×%.2f)", r.Impl,
+			FormatMicros(int64(r.Baseline)), FormatMicros(int64(r.Current)), r.Ratio(), r.Limit)
+	case MetricThroughput:
+		return fmt.Sprintf("%s: sales/s %.1f → %.1f (×%.2f, limit ×%.2f)", r.Impl, r.Baseline, r.Current, r.Ratio(), r.Limit)
+	case MetricCommands:
+		return fmt.Sprintf("%s: commands per sale %.2f → %.2f (×%.2f, limit ×%.2f)", r.Impl, r.Baseline, r.Current, r.Ratio(), r.Limit)
+	}
+	return fmt.Sprintf("%s: %s %g → %g", r.Impl, r.Metric, r.Baseline, r.Current)
+}
+
+// GateReport is the regression gate's answer: a value, not an error.
+type GateReport struct {
+	// Regressions lists what regressed, run by run in the current result's
+	// order; the gate passes when it is empty.
+	Regressions []Regression
+	// Notes say what could not be compared: an implementation without a
+	// baseline run, or a baseline taken with another workload.
+	Notes []string
+}
+
+// Pass reports whether nothing regressed.
+func (g GateReport) Pass() bool { return len(g.Regressions) == 0 }
+
+// For returns the regressions of impl.
+func (g GateReport) For(impl string) []Regression {
+	var out []Regression
+	for _, r := range g.Regressions {
+		if r.Impl == impl {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Gate compares current with baseline (which may be nil: then only the
+// safety and liveness of current are judged). A run whose verdict is fail
+// always regresses; a run that passes regresses when its purchase p99,
+// sales per second or commands per sale crosses a threshold against the
+// baseline run of the same implementation. A figure the baseline does not
+// have (nothing sold, no latency recorded) is not compared.
+func Gate(baseline, current *Result, th Thresholds) GateReport {
+	var g GateReport
+	base := map[string]*Run{}
+	if baseline != nil {
+		for i := range baseline.Runs {
+			base[baseline.Runs[i].Impl] = &baseline.Runs[i]
+		}
+		g.Notes = append(g.Notes, configDiffs(baseline.Config, current.Config)...)
+	}
+	for i := range current.Runs {
+		cur := &current.Runs[i]
+		if cur.Verdict != Pass {
+			metric := MetricSafety
+			if safe(cur) {
+				metric = MetricLiveness
+			}
+			g.Regressions = append(g.Regressions, Regression{
+				Impl: cur.Impl, Metric: metric, Detail: failureDetail(cur),
+			})
+			continue
+		}
+		if baseline == nil {
+			continue
+		}
+		b, ok := base[cur.Impl]
+		if !ok {
+			g.Notes = append(g.Notes, cur.Impl+": not in the baseline, not compared")
+			continue
+		}
+		if b.Latency.Purchase.Count > 0 && cur.Latency.Purchase.Count > 0 {
+			bp, cp := float64(b.Latency.Purchase.P99), float64(cur.Latency.Purchase.P99)
+			if cp > bp*th.MaxP99Ratio {
+				g.Regressions = append(g.Regressions, Regression{Impl: cur.Impl, Metric: MetricP99, Baseline: bp, Current: cp, Limit: th.MaxP99Ratio})
+			}
+		}
+		if b.SalesPerSec > 0 && cur.SalesPerSec < b.SalesPerSec*th.MinThroughputRatio {
+			g.Regressions = append(g.Regressions, Regression{Impl: cur.Impl, Metric: MetricThroughput, Baseline: b.SalesPerSec, Current: cur.SalesPerSec, Limit: th.MinThroughputRatio})
+		}
+		if b.CommandsPerSale > 0 && cur.CommandsPerSale > b.CommandsPerSale*th.MaxCommandsRatio {
+			g.Regressions = append(g.Regressions, Regression{Impl: cur.Impl, Metric: MetricCommands, Baseline: b.CommandsPerSale, Current: cur.CommandsPerSale, Limit: th.MaxCommandsRatio})
+		}
+	}
+	return g
+}
+
+// safe reports whether r's data and lock safety hold as its verdict
+// counts them: a fenced implementation's overlaps are a note, not a
+// reason, and do not make it unsafe.
+func safe(r *Run) bool {
+	return r.DataSafety == checker.OK && !(r.LockSafety == checker.Violated && mentionsOverlap(r.Reasons))
+}
+
+// mentionsOverlap reports whether a reason blames broken mutual exclusion;
+// a fenced run's overlaps are a note instead, and do not fail it.
+func mentionsOverlap(reasons []string) bool {
+	for _, s := range reasons {
+		if strings.Contains(s, "mutual exclusion") || strings.Contains(s, "lock overlap") {
+			return true
+		}
+	}
+	return false
+}
+
+// failureDetail names the failed checks of r and its reasons.
+func failureDetail(r *Run) string {
+	var parts []string
+	for _, c := range []struct {
+		name   string
+		status checker.Status
+	}{{"data safety", r.DataSafety}, {"lock safety", r.LockSafety}, {"liveness", r.Liveness}} {
+		if c.status != checker.OK && c.status != checker.NotApplicable && c.status != "" {
+			parts = append(parts, c.name+" "+string(c.status))
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if len(r.Reasons) > 0 {
+		if s != "" {
+			s += ": "
+		}
+		reasons := make([]string, len(r.Reasons))
+		for i, reason := range r.Reasons {
+			reasons[i] = strings.TrimSuffix(reason, ".")
+		}
+		s += strings.Join(reasons, "; ")
+	}
+	if s == "" {
+		s = "verdict " + r.Verdict
+	}
+	return s
+}
+
+// configDiffs names the workload settings in which two results differ:
+// their figures are then not comparable one to one.
+func configDiffs(a, b Config) []string {
+	var out []string
+	diff := func(name string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			out = append(out, fmt.Sprintf("baseline ran with %s %v, this run with %v: figures may not compare", name, x, y))
+		}
+	}
+	diff("backend", a.Backend, b.Backend)
+	diff("nodes", a.Nodes, b.Nodes)
+	diff("clients", a.Clients, b.Clients)
+	diff("stock", a.Stock, b.Stock)
+	diff("attempts", a.Attempts, b.Attempts)
+	diff("ramp", a.Ramp, b.Ramp)
+	diff("hold", a.Hold, b.Hold)
+	diff("workers", a.Workers, b.Workers)
+	diff("faults", a.Faults, b.Faults)
+	return out
+}

@@ -1,0 +1,414 @@
+package reports
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
+)
+
+// The report's page, style and script, embedded so that the HTML file is
+// one self-contained document: nothing is fetched, and it opens from
+// file:// as it does from a CI system's artifact store.
+//
+//go:embed assets/report.html.tmpl assets/report.css assets/report.js
+var assets embed.FS
+
+// pageTemplate renders the report.
+var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
+	"micros": FormatMicros,
+	"ratio":  func(x float64) string { return ratioCell(x, 1) },
+	"commas": func(n int64) string { return commas(n) },
+	"inc":    func(i int) int { return i + 1 },
+}).ParseFS(assets, "assets/report.html.tmpl"))
+
+// maxTimelines is how many lock overlaps of one run get a timeline.
+const maxTimelines = 3
+
+// Source is one result.json and the histories saved beside it: what a
+// report is drawn from.
+type Source struct {
+	// Label names the source in a comparison (its directory's name).
+	Label string
+	// Dir is the directory of result.json; the paths recorded in a Run
+	// (History, Visualization) are relative to it.
+	Dir string
+	// Result is the result read.
+	Result *Result
+	// Histories holds the history of each run of Result, by index; an
+	// entry is nil when the history was not saved or could not be read,
+	// and the charts that need it are left out with a note.
+	Histories []*history.History
+	// Missing says, by run index, why a history is nil ("" when present).
+	Missing []string
+}
+
+// LoadSource reads the result at path (a result.json, or a directory
+// holding one) and every history it names. A history that is missing or
+// unreadable is noted in Missing, not an error: the report is drawn
+// without the charts that need it. A porcupine view that is missing is
+// dropped from its run, so that the report links nothing that is not there.
+func LoadSource(path string) (*Source, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "result.json")
+	}
+	res, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	label := filepath.Base(dir)
+	if abs, err := filepath.Abs(dir); err == nil && (label == "." || label == "/") {
+		label = filepath.Base(abs)
+	}
+	src := &Source{
+		Label:     label,
+		Dir:       dir,
+		Result:    res,
+		Histories: make([]*history.History, len(res.Runs)),
+		Missing:   make([]string, len(res.Runs)),
+	}
+	for i, r := range res.Runs {
+		// A view that was not kept with the result is not linked.
+		if v := r.Visualization; v != "" {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(v))); err != nil {
+				res.Runs[i].Visualization = ""
+			}
+		}
+		if r.History == "" {
+			src.Missing[i] = "its history was not saved (run with --out to keep it)"
+			continue
+		}
+		h, err := history.ReadFile(filepath.Join(dir, filepath.FromSlash(r.History)))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			src.Missing[i] = fmt.Sprintf("its history %s was not found", r.History)
+		case err != nil:
+			src.Missing[i] = fmt.Sprintf("its history could not be read: %v", err)
+		default:
+			src.Histories[i] = h
+		}
+	}
+	return src, nil
+}
+
+// NewSource wraps a result held in memory, with no histories.
+func NewSource(label, dir string, r *Result) *Source {
+	return &Source{Label: label, Dir: dir, Result: r, Histories: make([]*history.History, len(r.Runs)), Missing: make([]string, len(r.Runs))}
+}
+
+// HTMLOptions tune WriteHTML. The zero value is ready to use.
+type HTMLOptions struct {
+	// Title heads the page; default "lockbench report".
+	Title string
+	// OutDir is the directory the HTML file is written to: links to files
+	// kept beside a result (porcupine's visualization, the history) are
+	// made relative to it. Empty leaves them relative to each result's
+	// directory, right for a report written next to its result.json.
+	OutDir string
+}
+
+// WriteHTML writes one self-contained HTML report of the sources: for one
+// source, its verdicts and per implementation the latency spectrum, the
+// sales over time with faults shaded, and a lock-holder timeline around
+// each violation; for several, a side-by-side comparison with deltas
+// against the first, then each source's own report, folded.
+func WriteHTML(w io.Writer, opts HTMLOptions, sources ...*Source) error {
+	if len(sources) == 0 {
+		return errors.New("reports: no result to report")
+	}
+	p := page{Title: opts.Title}
+	if p.Title == "" {
+		p.Title = "lockbench report"
+	}
+	css, err := assets.ReadFile("assets/report.css")
+	if err != nil {
+		return err
+	}
+	js, err := assets.ReadFile("assets/report.js")
+	if err != nil {
+		return err
+	}
+	p.CSS = template.CSS(css) //nolint:gosec // our own embedded file
+	p.JS = template.JS(js)    //nolint:gosec // our own embedded file
+	labels := uniqueLabels(sources)
+	if len(sources) > 1 {
+		p.Compare = newComparison(sources, labels)
+	}
+	for i, src := range sources {
+		p.Sections = append(p.Sections, newSection(src, labels[i], fmt.Sprintf("r%d", i+1), len(sources) > 1, opts.OutDir))
+	}
+	return pageTemplate.Execute(w, p)
+}
+
+// WriteHTMLFile writes the report to path, links made relative to the
+// file's directory.
+func WriteHTMLFile(path string, opts HTMLOptions, sources ...*Source) error {
+	opts.OutDir = filepath.Dir(path)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteHTML(f, opts, sources...); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// uniqueLabels returns the sources' labels, numbered where two coincide.
+func uniqueLabels(sources []*Source) []string {
+	seen := map[string]int{}
+	for _, s := range sources {
+		seen[s.Label]++
+	}
+	out := make([]string, len(sources))
+	n := map[string]int{}
+	for i, s := range sources {
+		out[i] = s.Label
+		if seen[s.Label] > 1 {
+			n[s.Label]++
+			out[i] = fmt.Sprintf("%s (%d)", s.Label, n[s.Label])
+		}
+	}
+	return out
+}
+
+// page is the template's data.
+type page struct {
+	Title    string
+	CSS      template.CSS
+	JS       template.JS
+	Compare  *comparison
+	Sections []section
+}
+
+// section is one result's report.
+type section struct {
+	ID, Label string
+	Folded    bool
+	Header    []keyValue
+	Command   string
+	Verdicts  []verdictRow
+	Overview  template.HTML
+	Impls     []implView
+	Notes     []string
+}
+
+// keyValue is one line of a section's header.
+type keyValue struct{ Key, Value string }
+
+// verdictRow is one row of the verdict table.
+type verdictRow struct {
+	ID, Impl, Verdict                       string
+	Pass                                    bool
+	Lock, Data, Liveness, Linearizability   status
+	Sold, Oversold, Overlaps                string
+	P50, P99, Sales, Cmds                   string
+	SoldV, OversoldV, OverlapsV, P50V, P99V int64
+	SalesV, CmdsV                           float64
+	Reasons, Notes                          []string
+	Repetitions                             int
+	HasLockSafety                           bool
+}
+
+// status is a check's status with the CSS class that colours it.
+type status struct{ Text, Class string }
+
+// newStatus pairs s with its class.
+func newStatus(s checker.Status) status {
+	class := map[checker.Status]string{
+		checker.OK: "ok", checker.NotApplicable: "na", checker.Unknown: "unknown",
+		checker.Illegal: "bad", checker.Violated: "bad",
+	}[s]
+	if s == "" {
+		return status{Text: "-", Class: "na"}
+	}
+	return status{Text: string(s), Class: class}
+}
+
+// implView is one implementation's part of a section.
+type implView struct {
+	ID, Impl      string
+	Pass          bool
+	Spectrum      template.HTML
+	Sales         template.HTML
+	Timelines     []timelineView
+	TimelineNote  string
+	Visualization string
+	History       string
+	FirstIllegal  string
+	Repetitions   []Repetition
+}
+
+// timelineView is one lock-holder timeline.
+type timelineView struct {
+	Caption string
+	Chart   template.HTML
+	Note    string
+}
+
+// newSection builds the report of one source.
+func newSection(src *Source, label, id string, folded bool, outDir string) section {
+	r := src.Result
+	s := section{ID: id, Label: label, Folded: folded, Command: r.Command}
+	c := r.Config
+	s.Header = []keyValue{{"version", r.Version}}
+	if !r.Started.IsZero() {
+		s.Header = append(s.Header, keyValue{"started", r.Started.UTC().Format(time.RFC3339)})
+	}
+	if c.Backend != "" {
+		s.Header = append(s.Header, keyValue{"backend", c.Backend})
+	}
+	if c.Clients > 0 {
+		s.Header = append(s.Header,
+			keyValue{"workload", fmt.Sprintf("%s buyers over %v on %d nodes, stock %s, %d workers per node",
+				commas(int64(c.Clients)), time.Duration(c.Ramp), c.Nodes, commas(c.Stock), c.Workers)})
+	}
+	if len(c.Faults) > 0 {
+		s.Header = append(s.Header, keyValue{"faults", strings.Join(c.Faults, ", ")})
+	}
+	if n := c.Extra["repeat"]; n != "" {
+		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
+	}
+	s.Overview = overviewChart(r.Runs)
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		iid := id + "-" + slug(run.Impl, i)
+		s.Verdicts = append(s.Verdicts, newVerdictRow(run, iid))
+		var h *history.History
+		var missing string
+		if i < len(src.Histories) {
+			h, missing = src.Histories[i], src.Missing[i]
+		}
+		s.Impls = append(s.Impls, newImplView(src, run, h, missing, iid, outDir))
+	}
+	return s
+}
+
+// slug makes an HTML id of an implementation's name.
+func slug(name string, i int) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String() + "-" + strconv.Itoa(i+1)
+}
+
+// newVerdictRow builds the verdict table's row of run.
+func newVerdictRow(r *Run, id string) verdictRow {
+	p := r.Latency.Purchase
+	return verdictRow{
+		ID: id, Impl: r.Impl, Verdict: r.Verdict, Pass: r.Verdict == Pass,
+		Lock: newStatus(r.LockSafety), Data: newStatus(r.DataSafety),
+		Liveness: newStatus(r.Liveness), Linearizability: newStatus(r.Linearizability),
+		Sold:     fmt.Sprintf("%s/%s", commas(r.Sold), commas(r.Stock)),
+		Oversold: commas(r.Oversold), Overlaps: strconv.Itoa(r.LockOverlaps),
+		P50: latencyCell(p, p.P50), P99: latencyCell(p, p.P99),
+		Sales: ratioCell(r.SalesPerSec, r.Sold), Cmds: ratioCell(r.CommandsPerSale, r.Sold),
+		SoldV: r.Sold, OversoldV: r.Oversold, OverlapsV: int64(r.LockOverlaps),
+		P50V: p.P50, P99V: p.P99, SalesV: r.SalesPerSec, CmdsV: r.CommandsPerSale,
+		Reasons: r.Reasons, Notes: r.Notes, Repetitions: len(r.Repetitions),
+		HasLockSafety: r.LockSafety != checker.NotApplicable,
+	}
+}
+
+// newImplView builds one implementation's charts.
+func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir string) implView {
+	v := implView{ID: id, Impl: r.Impl, Pass: r.Verdict == Pass, Repetitions: r.Repetitions}
+	ss := []series{{name: "purchase", colour: colour(0), points: r.Latency.Purchase.Spectrum}}
+	if a := r.Latency.Acquire; a != nil {
+		ss = append(ss, series{name: "lock acquire", colour: colour(1), points: a.Spectrum})
+	}
+	v.Spectrum = spectrumChart(r.Impl+": latency by percentile", ss)
+	v.Sales = salesChart(r.Impl+": units sold per second", r)
+	if r.Visualization != "" {
+		v.Visualization = link(src.Dir, r.Visualization, outDir)
+	}
+	if r.History != "" && h != nil {
+		v.History = link(src.Dir, r.History, outDir)
+	}
+	if w := r.FirstIllegal; w != nil {
+		v.FirstIllegal = formatAt(w.From) + "–" + formatAt(w.To)
+	}
+	switch {
+	case r.LockSafety == checker.NotApplicable:
+		v.TimelineNote = "No lock: there is no critical section to draw."
+	case len(r.OverlapPairs) == 0 && r.LockOverlaps == 0:
+		v.TimelineNote = "No lock overlap: no timeline to draw."
+	case len(r.OverlapPairs) == 0:
+		v.TimelineNote = fmt.Sprintf("%d lock overlaps, none named in the result.", r.LockOverlaps)
+	default:
+		for i, p := range r.OverlapPairs {
+			if i == maxTimelines {
+				break
+			}
+			chart, left := timelineChart(fmt.Sprintf("%s: who held the lock around overlap %d", r.Impl, i+1), p, h, r.Faults)
+			tv := timelineView{
+				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s.",
+					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), FormatMicros((p.Duration+500)/1000)),
+				Chart: chart,
+			}
+			if left > 0 {
+				tv.Note = fmt.Sprintf("%d more holders in this window are not drawn.", left)
+			}
+			v.Timelines = append(v.Timelines, tv)
+		}
+		if h == nil {
+			v.TimelineNote = "Only the overlapping pair is drawn: " + missing + "."
+		}
+		if n := r.LockOverlaps; n > len(v.Timelines) {
+			v.TimelineNote = strings.TrimSpace(v.TimelineNote + fmt.Sprintf(" %d of %d overlaps drawn.", len(v.Timelines), n))
+		}
+	}
+	return v
+}
+
+// link returns the href of rel (relative to dir) for a page written to
+// outDir: relative to outDir when it can be, otherwise a file URL.
+func link(dir, rel, outDir string) string {
+	if outDir == "" {
+		return filepath.ToSlash(rel)
+	}
+	target := filepath.Join(dir, filepath.FromSlash(rel))
+	absT, err1 := filepath.Abs(target)
+	absO, err2 := filepath.Abs(outDir)
+	if err1 == nil && err2 == nil {
+		if r, err := filepath.Rel(absO, absT); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return "file://" + filepath.ToSlash(absT)
+	}
+	return filepath.ToSlash(target)
+}
+
+// commas writes n with thousands separators: 1,234,567.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

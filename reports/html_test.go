@@ -1,0 +1,397 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// fixtureSource is the fixture result with its histories, set-nx-ex's
+// porcupine view named as --out names it.
+func fixtureSource(t *testing.T) *Source {
+	t.Helper()
+	res := fixtureResult(t)
+	res.Runs[1].Visualization = "set-nx-ex.porcupine.html"
+	src := NewSource("fixture", "testdata", res)
+	for i, impl := range fixtureOrder {
+		src.Histories[i] = loadHistory(t, impl)
+	}
+	return src
+}
+
+// render writes the HTML report of the sources.
+func render(t *testing.T, opts HTMLOptions, sources ...*Source) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, opts, sources...); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// outline reduces an HTML report to its structure: sections, headings,
+// table rows, links, notes, and each chart as the count of its marks. The
+// golden files hold outlines rather than whole pages so that a change of
+// style does not churn them, while a lost chart, row or link does.
+func outline(t *testing.T, page []byte) string {
+	t.Helper()
+	// The script is not markup; it is checked in a browser.
+	page = regexp.MustCompile(`(?s)<script>.*?</script>`).ReplaceAll(page, []byte("<script></script>"))
+	dec := xml.NewDecoder(bytes.NewReader(page))
+	dec.Strict = false
+	dec.AutoClose = xml.HTMLAutoClose
+	dec.Entity = xml.HTMLEntity
+	var (
+		out   strings.Builder
+		depth int
+		stack []string
+		text  *strings.Builder // collecting the text of the element on top
+		texts []string         // tags whose text is collected
+		marks map[string]int   // marks of the chart being read
+		cells []string
+	)
+	attr := func(se xml.StartElement, name string) string {
+		for _, a := range se.Attr {
+			if a.Name.Local == name {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	line := func(s string) { fmt.Fprintf(&out, "%s%s\n", strings.Repeat("  ", depth), s) }
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the report does not parse: %v", err)
+		}
+		switch tk := tok.(type) {
+		case xml.StartElement:
+			tag := tk.Name.Local
+			stack = append(stack, tag)
+			class := attr(tk, "class")
+			switch {
+			case marks != nil:
+				k := tag
+				if class != "" {
+					k += "." + strings.ReplaceAll(class, " ", ".")
+				}
+				marks[k]++
+			case tag == "svg":
+				marks = map[string]int{}
+				line("svg." + strings.ReplaceAll(class, " ", ".") + " " + attr(tk, "aria-label"))
+			case tag == "section" || tag == "details":
+				line(tag + "#" + attr(tk, "id") + " ." + class)
+				depth++
+			case tag == "a":
+				line("a ." + class + " href=" + attr(tk, "href"))
+			case tag == "table":
+				line("table ." + class)
+			case tag == "tr":
+				cells = []string{}
+			case slices.Contains([]string{"h1", "h2", "h3", "li", "p", "figcaption", "td", "th", "dt", "dd", "title"}, tag):
+				text = &strings.Builder{}
+				texts = append(texts, tag)
+			}
+		case xml.CharData:
+			if text != nil {
+				text.Write(tk)
+			}
+		case xml.EndElement:
+			tag := tk.Name.Local
+			stack = stack[:len(stack)-1]
+			switch {
+			case tag == "svg":
+				var ks []string
+				for k, n := range marks {
+					ks = append(ks, fmt.Sprintf("%s×%d", k, n))
+				}
+				slices.Sort(ks)
+				line("  marks: " + strings.Join(ks, " "))
+				marks = nil
+			case marks != nil:
+			case tag == "section" || tag == "details":
+				depth--
+			case tag == "tr":
+				line("  | " + strings.Join(cells, " | "))
+				cells = nil
+			case text != nil && len(texts) > 0 && texts[len(texts)-1] == tag:
+				s := strings.Join(strings.Fields(text.String()), " ")
+				texts = texts[:len(texts)-1]
+				if tag == "td" || tag == "th" {
+					if cells != nil {
+						cells = append(cells, s)
+					}
+				} else if tag != "title" || len(stack) > 0 && stack[len(stack)-1] == "head" {
+					line(tag + ": " + s)
+				}
+				text = nil
+			}
+		}
+	}
+	return out.String()
+}
+
+func TestHTMLGolden(t *testing.T) {
+	other := fixtureResult(t)
+	other.Runs[0].Latency.Purchase.P99 *= 2
+	other.Runs[0].SalesPerSec /= 2
+	other.Runs = other.Runs[:2] // no atomic in the second result
+	tests := []struct {
+		name    string
+		sources []*Source
+	}{
+		{"report", []*Source{fixtureSource(t)}},
+		{"compare", []*Source{fixtureSource(t), NewSource("other", "testdata", other)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := render(t, HTMLOptions{}, tt.sources...)
+			golden(t, tt.name+".outline.golden", []byte(outline(t, page)))
+			if again := render(t, HTMLOptions{}, tt.sources...); !bytes.Equal(page, again) {
+				t.Errorf("two renderings of the same sources differ")
+			}
+		})
+	}
+}
+
+// TestHTMLCharts checks what each implementation's part shows: one
+// spectrum and one sales chart each, a lock-holder timeline for the
+// overlap with every lock holder in its window, the fault shaded, the
+// first illegal segment marked, the porcupine link.
+func TestHTMLCharts(t *testing.T) {
+	page := string(render(t, HTMLOptions{}, fixtureSource(t)))
+	count := func(s string) int { return strings.Count(page, s) }
+	if n := count(`<svg class="chart spectrum"`); n != 3 {
+		t.Errorf("%d spectrum charts, want one per implementation (3)", n)
+	}
+	if n := count(`<svg class="chart sales"`); n != 3 {
+		t.Errorf("%d sales charts, want 3", n)
+	}
+	if n := count(`<svg class="chart timeline"`); n != 1 {
+		t.Errorf("%d timelines, want 1 (set-nx-ex's overlap)", n)
+	}
+	if n := count(`<svg class="chart overview"`); n != 1 {
+		t.Errorf("%d overview charts, want 1", n)
+	}
+	// The timeline of set-nx-ex: its four critical sections (all in the
+	// window), two of them the pair.
+	tl := page[strings.Index(page, `<svg class="chart timeline"`):]
+	tl = tl[:strings.Index(tl, "</svg>")]
+	if n := strings.Count(tl, `class="hold`); n != 4 {
+		t.Errorf("timeline draws %d holders, want 4", n)
+	}
+	if n := strings.Count(tl, `class="hold pair"`); n != 2 {
+		t.Errorf("timeline marks %d sections as the pair, want 2", n)
+	}
+	for _, want := range []string{`class="overlap"`, `class="fault"`, "overlap 210µs", "pause-holder node 0"} {
+		if !strings.Contains(tl, want) {
+			t.Errorf("timeline lacks %s", want)
+		}
+	}
+	for _, want := range []string{
+		`class="illegal"`, "first illegal segment 100ms–1.3008s",
+		`<a class="porcupine" href="set-nx-ex.porcupine.html">`,
+		"No lock: there is no critical section to draw.",
+		`class="overlapmark"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+}
+
+// TestHTMLSelfContained checks that the page loads nothing: no external
+// script, style, image or font, and a policy that forbids the browser to
+// fetch any.
+func TestHTMLSelfContained(t *testing.T) {
+	page := string(render(t, HTMLOptions{}, fixtureSource(t)))
+	if !strings.Contains(page, `content="default-src 'none';`) {
+		t.Errorf("no content security policy forbidding fetches")
+	}
+	for _, re := range []string{`(?i)<(script|img|iframe|link|source|embed)[^>]*\s(src|href)=`, `(?i)@import`, `(?i)url\(`} {
+		if m := regexp.MustCompile(re).FindString(page); m != "" {
+			t.Errorf("the page fetches something: %s", m)
+		}
+	}
+	for _, m := range regexp.MustCompile(`https?://[^"'\s<]+`).FindAllString(page, -1) {
+		if m != "http://www.w3.org/2000/svg" {
+			t.Errorf("the page names a network address: %s", m)
+		}
+	}
+}
+
+func TestHTMLEscapes(t *testing.T) {
+	src := fixtureSource(t)
+	src.Result.Runs[1].Impl = `<script>alert(1)</script>`
+	src.Result.Runs[1].Faults[0].Name = `"><b>fault`
+	src.Result.Runs[1].Reasons = []string{"<i>oversold</i>"} // a new slice: the fixture's is shared
+	page := string(render(t, HTMLOptions{Title: "a <title>"}, src))
+	for _, bad := range []string{"<script>alert", "<b>fault", "<i>oversold", "a <title>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("%q reached the page unescaped", bad)
+		}
+	}
+	outline(t, []byte(page)) // still parses
+}
+
+// TestHTMLWithoutHistories draws what the result alone allows: the
+// charts of figures, and of the overlap the pair only, with a note.
+func TestHTMLWithoutHistories(t *testing.T) {
+	res := fixtureResult(t)
+	src := NewSource("bare", "testdata", res)
+	src.Missing[1] = "its history histories/set-nx-ex.jsonl was not found"
+	page := string(render(t, HTMLOptions{}, src))
+	tl := page[strings.Index(page, `<svg class="chart timeline"`):]
+	tl = tl[:strings.Index(tl, "</svg>")]
+	if n := strings.Count(tl, `class="hold`); n != 2 {
+		t.Errorf("timeline draws %d holders without a history, want the pair (2)", n)
+	}
+	if !strings.Contains(page, "Only the overlapping pair is drawn: its history histories/set-nx-ex.jsonl was not found.") {
+		t.Errorf("no note on the missing history")
+	}
+	if strings.Contains(page, `class="history"`) {
+		t.Errorf("links a history that is not there")
+	}
+}
+
+func TestWriteHTMLNoSource(t *testing.T) {
+	if err := WriteHTML(io.Discard, HTMLOptions{}); err == nil {
+		t.Errorf("no error for no source")
+	}
+}
+
+func TestLoadSource(t *testing.T) {
+	dir := t.TempDir()
+	res := fixtureResult(t)
+	for i, impl := range fixtureOrder {
+		res.Runs[i].History = impl + ".history.jsonl"
+	}
+	res.Runs[2].History = "gone.history.jsonl"
+	res.Runs[0].Visualization = "gone.porcupine.html"
+	res.Runs[1].Visualization = "kept.porcupine.html"
+	if err := os.WriteFile(filepath.Join(dir, "kept.porcupine.html"), []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, impl := range fixtureOrder[:2] {
+		if err := history.WriteFile(filepath.Join(dir, impl+".history.jsonl"), loadHistory(t, impl)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "set-nx-ex.history.jsonl"), []byte("not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(filepath.Join(dir, "result.json"), res); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, filepath.Join(dir, "result.json")} {
+		src, err := LoadSource(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Label != filepath.Base(dir) || src.Dir != dir {
+			t.Errorf("label %q, dir %q; want %q, %q", src.Label, src.Dir, filepath.Base(dir), dir)
+		}
+		if src.Histories[0] == nil || len(src.Histories[0].Ops) != 6 || src.Missing[0] != "" {
+			t.Errorf("lua's history not loaded: %q", src.Missing[0])
+		}
+		if src.Histories[1] != nil || !strings.Contains(src.Missing[1], "could not be read") {
+			t.Errorf("a corrupt history: missing = %q", src.Missing[1])
+		}
+		if v0, v1 := src.Result.Runs[0].Visualization, src.Result.Runs[1].Visualization; v0 != "" || v1 != "kept.porcupine.html" {
+			t.Errorf("visualizations %q, %q; want the missing one dropped, the kept one kept", v0, v1)
+		}
+		if src.Histories[2] != nil || src.Missing[2] != "its history gone.history.jsonl was not found" {
+			t.Errorf("an absent history: missing = %q", src.Missing[2])
+		}
+	}
+	if _, err := LoadSource(filepath.Join(dir, "nothing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing result: err = %v", err)
+	}
+}
+
+func TestLink(t *testing.T) {
+	tests := []struct {
+		dir, rel, out, want string
+	}{
+		{"run1", "lua.porcupine.html", "", "lua.porcupine.html"},
+		{"run1", "lua.porcupine.html", "run1", "lua.porcupine.html"},
+		{"run1", "lua.porcupine.html", ".", "run1/lua.porcupine.html"},
+		{"a/run1", "sub/x.html", "b", "../a/run1/sub/x.html"},
+	}
+	for _, tt := range tests {
+		if got := link(tt.dir, tt.rel, tt.out); got != tt.want {
+			t.Errorf("link(%q, %q, %q) = %q, want %q", tt.dir, tt.rel, tt.out, got, tt.want)
+		}
+	}
+}
+
+func TestFormatAt(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{850_000, "850µs"},
+		{600_200_000, "600.2ms"},
+		{1_300_800_000, "1.3008s"},
+		{100_110_000, "100.11ms"},
+		{499, "0µs"},
+	}
+	for _, tt := range tests {
+		if got := formatAt(tt.ns); got != tt.want {
+			t.Errorf("formatAt(%d) = %q, want %q", tt.ns, got, tt.want)
+		}
+	}
+}
+
+func TestSpectrumAxis(t *testing.T) {
+	tests := []struct {
+		k    int
+		want string
+	}{{0, "0%"}, {1, "90%"}, {2, "99%"}, {3, "99.9%"}, {5, "99.999%"}}
+	for _, tt := range tests {
+		if got := nines(tt.k); got != tt.want {
+			t.Errorf("nines(%d) = %q, want %q", tt.k, got, tt.want)
+		}
+	}
+	if got := spectrumX(99.9); got < 2.999 || got > 3.001 {
+		t.Errorf("spectrumX(99.9) = %v, want 3", got)
+	}
+	for k, want := range map[int]string{0: "1µs", 2: "100µs", 3: "1ms", 5: "100ms", 6: "1s", 7: "10s"} {
+		if got := decadeLabel(k); got != want {
+			t.Errorf("decadeLabel(%d) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestDelta(t *testing.T) {
+	tests := []struct {
+		ref, x       float64
+		higherBetter bool
+		text, class  string
+	}{
+		{100, 150, false, "+50.0%", "worse"},
+		{100, 50, false, "-50.0%", "better"},
+		{100, 150, true, "+50.0%", "better"},
+		{100, 101, true, "+1.0%", "same"},
+		{0, 5, true, "", ""},
+	}
+	for _, tt := range tests {
+		text, class := delta(tt.ref, tt.x, tt.higherBetter)
+		if text != tt.text || class != tt.class {
+			t.Errorf("delta(%v, %v, %v) = %q, %q, want %q, %q", tt.ref, tt.x, tt.higherBetter, text, class, tt.text, tt.class)
+		}
+	}
+}
