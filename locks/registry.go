@@ -128,7 +128,7 @@ var registry = []Impl{
 		Name:       "renew-naive",
 		Summary:    "seed 001's renewal thread as written: renews whoever holds the lock; lease seconds used as milliseconds",
 		Seed:       "001 last version",
-		Notes:      "EXISTS KEYS[1] ARGV[1] counts keys, so every renewal thread keeps renewing the lock while anyone holds it, and stops only when the key is gone; --ttl=30s gives a 30 ms lease renewed every 15 ms.",
+		Notes:      "EXISTS KEYS[1] ARGV[1] counts keys, so every renewal thread keeps renewing the lock while anyone holds it, and stops only when the key is gone; --ttl=30s gives a 30 ms lease renewed every 15 ms, and a lease under 1 s a 1 ms one. Measured (lockbench matrix): with sub-second leases holders lose the lock mid-sale in most runs with no fault at all.",
 		Guard:      GuardLock,
 		Reentrant:  true,
 		DefaultTTL: seedLease,

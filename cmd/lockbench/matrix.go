@@ -29,7 +29,7 @@ var matrixDefaults = map[string]string{
 	"clients":         "400",
 	"stock":           "300",
 	"ramp":            "500ms",
-	"workers":         "50",
+	"workers":         "20",
 	"ttl":             "200ms",
 	"timeout":         "10s",
 	"command-timeout": "500ms",
@@ -76,6 +76,11 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (see lockbench matrix --help)", fs.Arg(0))
+	}
+	for _, name := range []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio"} {
+		if fs.Changed(name) {
+			return usageErr("--%s applies to runs, not to the matrix (its cells are judged against the truth table)", name)
+		}
 	}
 	only := o.faults
 	o.faults = ""
@@ -268,10 +273,41 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d cells", len(result.Matrix))}
 	}
+	if o.gate.junit != "" {
+		if err := writeMatrixJUnit(o.gate.junit, result); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", err)}
+		}
+	}
 	if differ > 0 {
 		return &exitError{code: exitFail}
 	}
 	return nil
+}
+
+// writeMatrixJUnit writes one JUnit test case per cell, failed when the
+// cell differs from the truth table.
+func writeMatrixJUnit(path string, result *reports.Result) error {
+	suite := reports.JUnitSuite{Name: "lockbench matrix"}
+	for _, c := range result.Matrix {
+		jc := reports.JUnitCase{
+			Name:      c.Cell,
+			ClassName: "lockbench.matrix." + c.Impl,
+			Time:      time.Duration(c.Run.DurationMS * float64(time.Millisecond)),
+		}
+		if !c.Match {
+			jc.Failure = fmt.Sprintf("expected %s, measured %s\n%s", c.Expected, c.Measured, strings.Join(c.Run.Reasons, "\n"))
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := reports.WriteJUnit(f, suite); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {

@@ -59,12 +59,20 @@ func TestTruthTable(t *testing.T) {
 	}
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
+			// The embedded server runs in this process and spends a
+			// processor's worth on the spinning locks of a few cells:
+			// more cells at once would starve lock holders past their
+			// lease and turn load into false alarms. A real server takes
+			// more.
+			slots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 4}[kind])
 			shared := newBackend(t, kind)
 			for i, cell := range faults.Truth {
 				t.Run(cell.Name(), func(t *testing.T) {
 					t.Parallel()
+					slots <- struct{}{}
+					defer func() { <-slots }()
 					backend := shared
-					if serverFault(cell) {
+					if kind == "embedded" || serverFault(cell) {
 						backend = newBackend(t, kind)
 					}
 					var o runOpts
@@ -81,7 +89,7 @@ func TestTruthTable(t *testing.T) {
 					}
 					o.prefix = fmt.Sprintf("lockbench-test:%d:", i)
 					n := safeSeeds
-					if mustFail(cell.Want) {
+					if mustFail(cell.Want) && !cell.Want.Sometimes {
 						n = failSeeds
 					}
 					seen := 0 // runs that showed a racy cell's failure
