@@ -82,7 +82,7 @@ const getsetWhy = "the catalog says safe; measured: seed 002's RedisLock breaks 
 var Truth = []Cell{
 	{Impl: "none", Want: Oversell},
 	{Impl: "local", Nodes: 1, Want: Safe},
-	{Impl: "local", Nodes: 2, Want: Oversell},
+	{Impl: "local", Nodes: 2, Want: Overlap, Why: "the catalog says oversell; measured: the two nodes' critical sections always overlap, and the overlap turns into an oversell only when two of them read the same stock, which a small sale does not always do (the 20,000-buyer sale always oversells)"},
 
 	{Impl: "setnx", Want: Safe},
 	{Impl: "setnx", Fault: "pause-holder", Want: Safe},
