@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -158,16 +159,7 @@ func (t *trigger) claim(now int64, site workload.Site) bool {
 }
 
 // sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
+var sleep = ctxtime.Sleep
 
 // at runs f at instant ns of the sale (ns since its start).
 func waitUntil(ctx context.Context, c *workload.Controls, ns int64) error {

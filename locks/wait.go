@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/ctxtime"
 )
 
 // backoff is how a spinning variant waits between tries.
@@ -38,16 +40,7 @@ func (j jittered) delay(n int) time.Duration {
 }
 
 // sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
+var sleep = ctxtime.Sleep
 
 // spin calls try until it obtains the lock, fails, or ctx ends, pausing as
 // b says between tries. It is the waiting loop of every seed variant that

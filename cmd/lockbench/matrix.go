@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
-
-	"math/rand/v2"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
@@ -92,22 +88,11 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !fs.Changed("seed") {
-		o.seed = rand.Uint64()
-	}
-	if o.out != "" {
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
-		}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }()
-	backend, err := o.backend(ctx)
+	ctx, backend, done, err := o.start(fs)
 	if err != nil {
 		return err
 	}
-	defer backend.Close()
+	defer done()
 
 	result := &reports.Result{
 		Schema:  reports.SchemaVersion,

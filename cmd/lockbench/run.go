@@ -222,38 +222,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := o.gate.prepare(fs); err != nil {
 		return err
 	}
-	if !fs.Changed("seed") {
-		o.seed = rand.Uint64()
-	}
-	if o.out != "" {
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
-		}
-	}
-
-	// Ctrl-C ends the sale in progress; what was recorded is still checked
-	// and written. A second Ctrl-C kills the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }()
-
-	if o.cpuprofile != "" {
-		f, err := os.Create(o.cpuprofile)
-		if err != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)}
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)}
-		}
-		defer pprof.StopCPUProfile()
-	}
-
-	backend, err := o.backend(ctx)
+	ctx, backend, done, err := o.start(fs)
 	if err != nil {
 		return err
 	}
-	defer backend.Close()
+	defer done()
 
 	result := &reports.Result{
 		Schema:  reports.SchemaVersion,
@@ -279,6 +252,53 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		result.Runs = append(result.Runs, *run)
 	}
 	return finishRun(ctx, &o, result, stdout, stderr)
+}
+
+// start does what every command that runs sales does first: it picks the
+// seed, makes the --out directory, starts the CPU profile, ties a context
+// to Ctrl-C and opens the backend. done undoes it all, in order.
+//
+// Ctrl-C ends the sale in progress; what was recorded is still checked
+// and written. A second Ctrl-C kills the process.
+func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workload.Backend, done func(), err error) {
+	if !fs.Changed("seed") {
+		o.seed = rand.Uint64()
+	}
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return nil, nil, nil, &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
+		}
+	}
+	var undo []func()
+	done = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	fail := func(err error) (context.Context, workload.Backend, func(), error) {
+		done()
+		return nil, nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	undo = append(undo, stop)
+	go func() { <-ctx.Done(); stop() }()
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return fail(&exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)})
+		}
+		undo = append(undo, func() { f.Close() })
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(&exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)})
+		}
+		undo = append(undo, pprof.StopCPUProfile)
+	}
+	backend, err = o.backend(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	undo = append(undo, func() { backend.Close() })
+	return ctx, backend, done, nil
 }
 
 // lease is the lease a run of im uses: --ttl, else the fault lease when
