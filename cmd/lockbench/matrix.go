@@ -161,6 +161,9 @@ func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workloa
 	if cell.Nodes > 0 {
 		co.nodes = cell.Nodes
 	}
+	if cell.Burst {
+		co.ramp = 0
+	}
 	co.faults = cell.Fault
 	specs, err := faults.Parse(cell.Fault)
 	if err != nil {
@@ -328,9 +331,15 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	if c.Fault != "" {
 		parts = append(parts, "--faults="+c.Fault)
 	}
+	ramp := o.ramp
+	for _, tc := range faults.Truth {
+		if tc.Name() == c.Cell && tc.Burst {
+			ramp = 0
+		}
+	}
 	parts = append(parts,
 		fmt.Sprintf("--nodes=%d", c.Nodes), fmt.Sprintf("--clients=%d", o.clients), fmt.Sprintf("--stock=%d", o.stock),
-		"--ramp="+o.ramp.String(), "--ttl="+o.ttl.String(), "--timeout="+o.timeout.String(),
+		"--ramp="+ramp.String(), fmt.Sprintf("--workers=%d", o.workers), "--ttl="+o.ttl.String(), "--timeout="+o.timeout.String(),
 		"--command-timeout="+o.cmdTimeout.String())
 	if o.redis != "" {
 		parts = append(parts, "--redis="+o.redis)
