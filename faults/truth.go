@@ -159,7 +159,6 @@ var Truth = []Cell{
 	{Impl: "redsync", Fault: "slow-holder", Want: OverlapOversell},
 	{Impl: "redsync", Fault: "expire", Want: Overlap},
 	{Impl: "redsync", Fault: "crash-holder", Want: Safe},
-	{Impl: "redsync", Fault: "server-pause", Want: DataSafe},
 	{Impl: "redsync", Fault: "partition", Want: Overlap},
 
 	{Impl: "redislock", Want: Safe},
