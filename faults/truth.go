@@ -156,4 +156,20 @@ var Truth = []Cell{
 	{Impl: "fenced", Fault: "crash-holder", Want: Safe},
 	{Impl: "fenced", Fault: "server-pause", Want: DataSafe},
 	{Impl: "fenced", Fault: "partition", Want: DataSafe},
+
+	// Third-party Go locks, with their documented defaults.
+	{Impl: "redsync", Want: Safe},
+	{Impl: "redsync", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "redsync", Fault: "slow-holder", Want: OverlapOversell},
+	{Impl: "redsync", Fault: "expire", Want: Overlap},
+	{Impl: "redsync", Fault: "crash-holder", Want: Safe},
+	{Impl: "redsync", Fault: "partition", Want: Overlap},
+
+	{Impl: "redislock", Want: Safe},
+	{Impl: "redislock", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "redislock", Fault: "slow-holder", Want: Safe},
+	{Impl: "redislock", Fault: "expire", Want: Overlap},
+	{Impl: "redislock", Fault: "crash-holder", Want: Safe},
+	{Impl: "redislock", Fault: "server-pause", Want: DataSafe},
+	{Impl: "redislock", Fault: "partition", Want: Overlap},
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // TestSlowHolder holds the lock for four leases while a second owner tries
-// for a second. The watchdog renews the holder's lease; lua's fixed lease
-// runs out and lets the second owner in (the seeded failure).
+// for a second. The watchdog and redislock's refresh loop renew the
+// holder's lease; lua's and redsync's fixed leases run out and let the
+// second owner in (the seeded failure).
 func TestSlowHolder(t *testing.T) {
 	const (
 		ttl  = 300 * time.Millisecond
@@ -25,6 +26,8 @@ func TestSlowHolder(t *testing.T) {
 	}{
 		{impl: "watchdog", secondGets: false},
 		{impl: "lua", secondGets: true},
+		{impl: "redislock", secondGets: false},
+		{impl: "redsync", secondGets: true},
 	}
 	forEachBackend(t, func(t *testing.T, s *server) {
 		for _, tt := range tests {
@@ -45,8 +48,8 @@ func TestSlowHolder(t *testing.T) {
 					err   error
 				}
 				second := make(chan result, 1)
-				// lua's lease does not depend on the acquiring context, so
-				// B's lease outlives bctx.
+				// lua's and redsync's leases do not depend on the acquiring
+				// context, so B's lease outlives bctx.
 				bctx, cancel := context.WithTimeout(t.Context(), wait)
 				defer cancel()
 				go func() {

@@ -24,6 +24,8 @@ var checksOwner = map[string]bool{
 	"watchdog":     true,
 	"renew-naive":  true,
 	"fenced":       true,
+	"redsync":      true,
+	"redislock":    true,
 }
 
 // TestReleaseTwice releases a lease a second time: the lock is no longer
@@ -89,8 +91,9 @@ func TestReleaseStale(t *testing.T) {
 				case "getset":
 					// The lease is a timestamp from A's clock; the key stays.
 					time.Sleep(2 * ttl)
-				case "watchdog":
-					// The watchdog renews while A's client lives.
+				case "watchdog", "redislock":
+					// The watchdog (redislock's refresh loop) renews while
+					// A's client lives.
 					crash()
 					s.waitGone(t, key)
 				case "renew-naive":
