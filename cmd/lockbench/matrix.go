@@ -84,6 +84,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	o.faults = only // for the reproduce line; the cells parse their own
 	cells, err := matrixCells(impls, only)
 	if err != nil {
 		return err
