@@ -58,8 +58,14 @@ var (
 	PauseBeforeRelease Fault = &fault{
 		name:    "pause-before-release",
 		summary: "pause between the owner check and the DEL, longer than the lease: the DEL removes the next owner's lock",
-		params:  []Param{pFor("pause length"), pCount, pAfter, pEvery, pNode},
-		build:   holder(locks.BeforeDelete, pauseBeforeRelease),
+		params: []Param{
+			// Just past the lease: long enough for the lease to run out
+			// and another client to take the lock, short enough that the
+			// stale DEL lands while the sale still has buyers to hurt.
+			{Name: "for", Doc: "pause length", Default: "1.25×lease", kind: durationKind, def: leases(1.25)},
+			pCount, pAfter, pEvery, pNode,
+		},
+		build: holder(locks.BeforeDelete, pauseBeforeRelease),
 	}
 	// Expire deletes the lock key while its holder is inside the critical
 	// section (an eviction, a failover, a flush), then keeps the holder
