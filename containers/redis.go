@@ -39,9 +39,14 @@ const RedisImageEnv = "LOCKBENCH_REDIS_IMAGE"
 // image, a container that did not start): an infrastructure failure.
 var ErrDocker = errors.New("containers: docker")
 
-// Label marks every container lockbench starts, so that one left behind by
+// Labels of every container lockbench starts, so that one left behind by
 // a killed process can be found: docker ps -a --filter label=lockbench.
-const Label = "lockbench"
+const (
+	// Label's value is the server the container runs (redis).
+	Label = "lockbench"
+	// PIDLabel's value is the process ID of the lockbench that started it.
+	PIDLabel = "lockbench.pid"
+)
 
 // Timeouts of the container's life cycle.
 const (
@@ -83,15 +88,9 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 	if image == "" {
 		image = RedisImage
 	}
-	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	cli, err := testcontainers.NewDockerClientWithOpts(context.WithoutCancel(ctx))
-	if err == nil {
-		_, err = cli.Ping(ctx)
-	}
+	cli, err := client(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: no docker daemon answers (start one: scripts/dockerd.sh): %v", ErrDocker, err)
+		return nil, err
 	}
 	// The free port is only free when we look: a server that could not
 	// bind it is retried on another.
@@ -111,6 +110,40 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 		return nil, ctx.Err()
 	}
 	return nil, errors.Join(errs...)
+}
+
+// client connects to the Docker daemon, after disabling testcontainers'
+// reaper unless the environment says otherwise (see StartRedis); it is
+// the first thing this package does with testcontainers, which reads its
+// configuration once.
+func client(ctx context.Context) (*testcontainers.DockerClient, error) {
+	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(context.WithoutCancel(ctx))
+	if err == nil {
+		_, err = cli.Ping(ctx)
+		if err != nil {
+			cli.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: no docker daemon answers (start one: scripts/dockerd.sh): %v", ErrDocker, err)
+	}
+	return cli, nil
+}
+
+// HasImage reports whether image is present on the Docker daemon, so that
+// a caller can tell a missing image from a daemon that cannot run it; an
+// error means no daemon answered.
+func HasImage(ctx context.Context, image string) (bool, error) {
+	cli, err := client(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer cli.Close()
+	_, err = cli.ImageInspect(ctx, image)
+	return err == nil, nil
 }
 
 // errNotReady means the container started but the server never said it
@@ -142,7 +175,7 @@ func startRedis(ctx context.Context, cli *testcontainers.DockerClient, image str
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
 		}),
-		testcontainers.WithLabels(map[string]string{Label: "redis"}),
+		testcontainers.WithLabels(map[string]string{Label: "redis", PIDLabel: strconv.Itoa(os.Getpid())}),
 		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(startTimeout)),
 	} {
 		if err := opt.Customize(&req); err != nil {
