@@ -71,6 +71,11 @@ Examples:
   # every implementation against a real Redis, results and histories saved
   lockbench --impl=all --redis=127.0.0.1:6379 --out=run1
 
+  # Redis in a container, removed on exit; server-pause is docker pause there
+  # (a machine without a registry: scripts/docker-images.sh, then
+  # --redis-image=lockbench/redis:local)
+  lockbench --impl=lua,atomic --backend=docker --faults=server-pause
+
   # nested acquisition three levels deep inside the critical section
   lockbench --impl=reentrant,watchdog --reentry=3
 
