@@ -246,14 +246,13 @@ func (r *Redis) Addr() string { return r.addr }
 func (r *Redis) ContainerID() string { return r.ctr.GetContainerID() }
 
 // Pause implements workload.Pauser with docker pause: the server's process
-// is frozen for d, and thawed in the background. A pause while paused
-// extends it.
+// is frozen for d from the moment it is, and thawed in the background. A
+// pause while paused extends it.
 func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	until := time.Now().Add(d)
 	if !r.until.IsZero() {
-		if until.After(r.until) {
+		if until := time.Now().Add(d); until.After(r.until) {
 			r.until = until
 		}
 		return nil
@@ -261,7 +260,9 @@ func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 	if err := r.cli.ContainerPause(ctx, r.ContainerID()); err != nil {
 		return fmt.Errorf("%w: pause: %v", ErrDocker, err)
 	}
-	r.until = until
+	// The pause counts from the freeze: freezing a container can take a
+	// while on a loaded machine.
+	r.until = time.Now().Add(d)
 	r.resume = make(chan struct{})
 	r.paused.Add(1)
 	go r.thaw(r.resume)
