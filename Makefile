@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 GO ?= go
 
-.PHONY: build test test-short bench lint clean screenshot
+.PHONY: build test test-short bench lint clean screenshot dockerd docker-images
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lockbench ./cmd/lockbench
@@ -12,7 +12,9 @@ build:
 # real redis-server (skipped when redis-server is missing, unless
 # LOCKBENCH_REQUIRE_REDIS=1), the end-to-end sales, and the report in
 # headless Chromium (skipped when chromium is missing, unless
-# LOCKBENCH_REQUIRE_BROWSER=1).
+# LOCKBENCH_REQUIRE_BROWSER=1), and the docker backend (skipped without a
+# Docker daemon or the image $LOCKBENCH_REDIS_IMAGE, unless
+# LOCKBENCH_REQUIRE_DOCKER=1).
 test: lint
 	$(GO) test -count=1 -timeout 20m ./...
 
@@ -23,6 +25,15 @@ test-short:
 # Chromium (needs chromium on PATH).
 screenshot:
 	LOCKBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestReportInBrowser$$' ./cmd/lockbench/ -screenshot
+
+# A dockerd for the docker backend, with its bridge and iptables off,
+# unless one runs; then lockbench/redis:local, built from Debian's
+# redis-server, for machines that cannot pull redis:7.
+dockerd:
+	scripts/dockerd.sh
+
+docker-images: dockerd
+	scripts/docker-images.sh
 
 # Speed and memory figures, measured: see scripts/bench.sh.
 bench: build

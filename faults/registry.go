@@ -109,7 +109,7 @@ var (
 	// clients' command timeout: commands time out with unknown outcomes.
 	ServerPause Fault = &fault{
 		name:    "server-pause",
-		summary: "the server stops answering (CLIENT PAUSE, or the embedded server's own hook) past the command timeout: unknown outcomes",
+		summary: "the server stops answering (CLIENT PAUSE, docker pause, or the embedded server's own hook) past the command timeout: unknown outcomes",
 		params: []Param{
 			{Name: "for", Doc: "pause length", Default: "1.5×command timeout", kind: durationKind,
 				def: func(v values) string { return round(v.env.CommandTimeout * 3 / 2).String() }},
@@ -131,7 +131,7 @@ var (
 		params:  []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")}},
 		needs: func(b workload.Backend) error {
 			if _, ok := b.(workload.Restarter); !ok {
-				return fmt.Errorf("%w: restart needs a server lockbench started itself (%s is not)", ErrUnavailable, b.Name())
+				return fmt.Errorf("%w: restart needs a server lockbench started itself, --backend=embedded or docker (%s is not)", ErrUnavailable, b.Name())
 			}
 			return nil
 		},

@@ -185,6 +185,9 @@ func DialRedis(ctx context.Context, addr, password string) (*External, error) {
 // Name implements Backend.
 func (x *External) Name() string { return fmt.Sprintf("redis %s at %s", x.version, x.addr) }
 
+// Version is the server's redis_version, "?" when it did not say.
+func (x *External) Version() string { return x.version }
+
 // Options implements Backend.
 func (x *External) Options() *redis.Options { return clientOptions(x.addr, x.password) }
 

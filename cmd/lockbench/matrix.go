@@ -342,8 +342,11 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		fmt.Sprintf("--nodes=%d", c.Nodes), fmt.Sprintf("--clients=%d", o.clients), fmt.Sprintf("--stock=%d", o.stock),
 		"--ramp="+ramp.String(), fmt.Sprintf("--workers=%d", o.workers), "--ttl="+o.ttl.String(), "--timeout="+o.timeout.String(),
 		"--command-timeout="+o.cmdTimeout.String())
-	if o.redis != "" {
+	switch o.backendKind {
+	case backendRedis:
 		parts = append(parts, "--redis="+o.redis)
+	case backendDocker:
+		parts = append(parts, "--backend=docker", "--redis-image="+o.redisImage)
 	}
 	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
 	return strings.Join(parts, " ")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
@@ -38,7 +39,9 @@ type runOpts struct {
 	reentry      int
 	workers      int
 	pool         int
+	backendKind  string // embedded, redis or docker; resolved by validate
 	redis        string
+	redisImage   string
 	password     string
 	prefix       string
 	force        bool
@@ -67,6 +70,11 @@ Examples:
 
   # every implementation against a real Redis, results and histories saved
   lockbench --impl=all --redis=127.0.0.1:6379 --out=run1
+
+  # Redis in a container, removed on exit; server-pause is docker pause there
+  # (a machine without a registry: scripts/docker-images.sh, then
+  # --redis-image=lockbench/redis:local)
+  lockbench --impl=lua,atomic --backend=docker --faults=server-pause
 
   # nested acquisition three levels deep inside the critical section
   lockbench --impl=reentrant,watchdog --reentry=3
@@ -100,7 +108,9 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
-	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port); empty runs an embedded server")
+	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis started in a container, removed on exit) (default embedded, or redis when --redis is given)")
+	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port); implies --backend=redis")
+	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted)")
@@ -183,6 +193,9 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
 	case o.redis == "" && (fs.Changed("prefix") || o.force || o.password != ""):
 		return nil, usageErr("--prefix, --force and --redis-password apply to a real Redis: give --redis too")
+	}
+	if err := o.resolveBackend(fs); err != nil {
+		return nil, err
 	}
 	specs, err := faults.Parse(o.faults)
 	if err != nil {
@@ -416,10 +429,58 @@ func finish(ctx context.Context, result *reports.Result, out string, asJSON bool
 	return nil
 }
 
+// The backends --backend accepts.
+const (
+	backendEmbedded = "embedded"
+	backendRedis    = "redis"
+	backendDocker   = "docker"
+)
+
+// resolveBackend checks --backend against --redis and --redis-image and
+// fills in its default.
+func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
+	switch o.backendKind {
+	case "":
+		o.backendKind = backendEmbedded
+		if o.redis != "" {
+			o.backendKind = backendRedis
+		}
+	case backendRedis:
+		if o.redis == "" {
+			return usageErr("--backend=redis needs --redis ADDR, the address of the Redis to run against")
+		}
+	case backendEmbedded, backendDocker:
+		if o.redis != "" {
+			return usageErr("--redis applies to --backend=redis, not --backend=%s: drop one of them", o.backendKind)
+		}
+	default:
+		return usageErr("--backend: unknown backend %q; accepts embedded, redis or docker", o.backendKind)
+	}
+	if fs.Changed("redis-image") && o.backendKind != backendDocker {
+		return usageErr("--redis-image applies to --backend=docker")
+	}
+	if o.redisImage == "" {
+		return usageErr("--redis-image must not be empty")
+	}
+	return nil
+}
+
+// backend starts or reaches the server the options name. Whatever it
+// returns, its caller closes; on an error nothing is left running.
 func (o *runOpts) backend(ctx context.Context) (workload.Backend, error) {
-	if o.redis != "" {
+	switch o.backendKind {
+	case backendRedis:
 		b, err := workload.DialRedis(ctx, o.redis, o.password)
 		if err != nil {
+			return nil, &exitError{code: exitInfra, err: err}
+		}
+		return b, nil
+	case backendDocker:
+		b, err := containers.StartRedis(ctx, o.redisImage)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, &exitError{code: exitInterrupted, err: errors.New("interrupted while the Redis container started; it was removed")}
+			}
 			return nil, &exitError{code: exitInfra, err: err}
 		}
 		return b, nil

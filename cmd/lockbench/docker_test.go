@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/dockertest"
+	"github.com/lockbench/lockbench/reports"
+)
+
+// TestDockerBackend runs sales on Redis in a container: the plain sale
+// passes, server-pause freezes the container (writes time out with
+// unknown outcomes), restart empties the server, and no container is left
+// after any of them.
+func TestDockerBackend(t *testing.T) {
+	image := dockertest.RedisImage(t)
+	docker := []string{"--backend=docker", "--redis-image=" + image, "--clients=400", "--stock=300", "--seed=1"}
+	left := func(t *testing.T) {
+		t.Helper()
+		if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
+			t.Errorf("containers left after the run: %v", ids)
+		}
+	}
+
+	t.Run("sale", func(t *testing.T) {
+		code, res := runJSON(t, append(docker, "--impl=lua")...)
+		if code != exitPass || res.Runs[0].Verdict != reports.Pass {
+			t.Errorf("lua on docker: exit %d, verdict %s, reasons %v; want a pass", code, res.Runs[0].Verdict, res.Runs[0].Reasons)
+		}
+		if b := res.Config.Backend; !strings.HasPrefix(b, "redis 7.") || !strings.HasSuffix(b, "in docker ("+image+")") {
+			t.Errorf("backend %q", b)
+		}
+		if !strings.Contains(res.Command, "--backend=docker") {
+			t.Errorf("reproduce line %q lacks --backend=docker", res.Command)
+		}
+		left(t)
+	})
+
+	t.Run("server-pause", func(t *testing.T) {
+		code, res := runJSON(t, append(docker, "--impl=atomic", "--faults=server-pause:count=1:after=200ms", "--command-timeout=300ms", "--ramp=1s")...)
+		r := res.Runs[0]
+		if code != exitPass || len(r.Faults) != 1 || r.Faults[0].Name != "server-pause" {
+			t.Fatalf("atomic under server-pause: exit %d, faults %+v, reasons %v; want a pass with one pause", code, r.Faults, r.Reasons)
+		}
+		if r.Indeterminate == 0 {
+			t.Errorf("no write had an unknown outcome: the container was not paused")
+		}
+		left(t)
+	})
+
+	t.Run("restart", func(t *testing.T) {
+		_, res := runJSON(t, append(docker, "--impl=atomic", "--faults=restart:count=1:after=200ms", "--ramp=1s")...)
+		r := res.Runs[0]
+		if len(r.Faults) != 1 || r.Faults[0].Name != "restart" {
+			t.Fatalf("faults %+v, want one restart", r.Faults)
+		}
+		// The inventory counter is gone with the restart: the sale cannot
+		// sell all of it, and its history is not that of one counter.
+		if r.Verdict == reports.Pass || r.Sold >= 300 {
+			t.Errorf("atomic across a restart: verdict %s, sold %d; want a failure with part of the stock sold", r.Verdict, r.Sold)
+		}
+		left(t)
+	})
+}
+
+// TestDockerInterrupt: Ctrl-C during a sale on the docker backend exits
+// 130 and removes the container.
+func TestDockerInterrupt(t *testing.T) {
+	image := dockertest.RedisImage(t)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "--backend=docker", "--redis-image="+image,
+		"--impl=lua", "--clients=20000", "--stock=20000", "--ramp=30s", "--seed=1")
+	cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the container runs.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(dockertest.Leftovers(t, cmd.Process.Pid)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no container after 30s:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // into the sale
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d (%v), want %d:\n%s", code, err, exitInterrupted, out.String())
+	}
+	if ids := dockertest.Leftovers(t, cmd.Process.Pid); len(ids) > 0 {
+		t.Errorf("containers left after Ctrl-C: %v", ids)
+	}
+}

@@ -1,0 +1,370 @@
+// Package containers starts the servers a sale runs against in Docker
+// containers, with testcontainers-go: `lockbench --backend=docker`. Each
+// container uses the host's network and listens on 127.0.0.1 only, so that
+// every connection stays on loopback and a dockerd started without its
+// bridge (--bridge=none --iptables=false) will do. A backend removes its
+// container on Close; lockbench calls Close on every way out of a run,
+// Ctrl-C and errors included.
+//
+// It is a package of its own so that workload, and everything else but the
+// command, stays free of the Docker client's dependencies.
+package containers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/lockbench/lockbench/workload"
+	"github.com/redis/go-redis/v9"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// RedisImage is the image StartRedis runs when given none: the official
+// Redis 7 image.
+const RedisImage = "redis:7"
+
+// RedisImageEnv names the environment variable that overrides RedisImage
+// (--redis-image's default), for machines that cannot pull it.
+const RedisImageEnv = "LOCKBENCH_REDIS_IMAGE"
+
+// ErrDocker means Docker could not run what was asked (no daemon, no such
+// image, a container that did not start): an infrastructure failure.
+var ErrDocker = errors.New("containers: docker")
+
+// Labels of every container lockbench starts, so that one left behind by
+// a killed process can be found: docker ps -a --filter label=lockbench.
+const (
+	// Label's value is the server the container runs (redis).
+	Label = "lockbench"
+	// PIDLabel's value is the process ID of the lockbench that started it.
+	PIDLabel = "lockbench.pid"
+)
+
+// Timeouts of the container's life cycle.
+const (
+	startTimeout   = 30 * time.Second // the server's "Ready" line after start
+	pullTimeout    = 5 * time.Minute  // an image pull and the start together
+	restartTimeout = 20 * time.Second // a restarted server answering PING
+	removeTimeout  = 30 * time.Second // stop and remove on Close
+)
+
+// Redis is a redis-server in a Docker container that lockbench started. It
+// is a workload.Backend, a workload.Pauser (docker pause: the process is
+// frozen, so it answers nobody and expires nothing) and a
+// workload.Restarter (the container is killed and started again; the
+// server keeps nothing, as it runs with --save "" --appendonly no).
+type Redis struct {
+	image string
+	addr  string
+	ctr   *testcontainers.DockerContainer
+	cli   *testcontainers.DockerClient
+	ext   *workload.External // reaches the server; its version
+
+	mu     sync.Mutex
+	until  time.Time     // end of the current pause; zero when running
+	resume chan struct{} // closed to end the current pause at once
+	paused sync.WaitGroup
+}
+
+// StartRedis starts image (RedisImage when empty) with host networking and
+// redis-server listening on 127.0.0.1 at a free port, without persistence,
+// and returns once the server answers. It disables testcontainers' reaper
+// (TESTCONTAINERS_RYUK_DISABLED=true) unless the environment says
+// otherwise: the reaper is an image of its own that a machine without a
+// registry cannot pull, and Close removes the container anyway.
+//
+// Cancelling ctx does not interrupt a start under way, which could leave
+// a container Docker created but nobody knows of: the container is started,
+// then removed, and the error is ctx's.
+func StartRedis(ctx context.Context, image string) (*Redis, error) {
+	if image == "" {
+		image = RedisImage
+	}
+	cli, err := client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The free port is only free when we look: a server that could not
+	// bind it is retried on another.
+	var errs []error
+	for range 3 {
+		r, err := startRedis(ctx, cli, image)
+		if err == nil {
+			return r, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil || !errors.Is(err, errNotReady) {
+			break
+		}
+	}
+	cli.Close()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, errors.Join(errs...)
+}
+
+// client connects to the Docker daemon, after disabling testcontainers'
+// reaper unless the environment says otherwise (see StartRedis); it is
+// the first thing this package does with testcontainers, which reads its
+// configuration once.
+func client(ctx context.Context) (*testcontainers.DockerClient, error) {
+	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(context.WithoutCancel(ctx))
+	if err == nil {
+		_, err = cli.Ping(ctx)
+		if err != nil {
+			cli.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: no docker daemon answers (start one: scripts/dockerd.sh): %v", ErrDocker, err)
+	}
+	return cli, nil
+}
+
+// HasImage reports whether image is present on the Docker daemon, so that
+// a caller can tell a missing image from a daemon that cannot run it; an
+// error means no daemon answered.
+func HasImage(ctx context.Context, image string) (bool, error) {
+	cli, err := client(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer cli.Close()
+	_, err = cli.ImageInspect(ctx, image)
+	return err == nil, nil
+}
+
+// errNotReady means the container started but the server never said it
+// was ready (a port taken meanwhile, most likely).
+var errNotReady = errors.New("redis-server did not become ready")
+
+func startRedis(ctx context.Context, cli *testcontainers.DockerClient, image string) (*Redis, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pullTimeout)
+	defer cancel()
+	// The arguments go to redis-server itself: the official image's
+	// entrypoint passes arguments that start with "--" on to it, and the
+	// local images' entrypoint is the binary.
+	req := testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{Image: image},
+		Started:          true,
+	}
+	for _, opt := range []testcontainers.CustomizeRequestOption{
+		testcontainers.WithCmd(
+			"--port", strconv.Itoa(port),
+			"--bind", "127.0.0.1",
+			"--save", "",
+			"--appendonly", "no",
+			"--daemonize", "no"),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.NetworkMode = "host"
+		}),
+		testcontainers.WithLabels(map[string]string{Label: "redis", PIDLabel: strconv.Itoa(os.Getpid())}),
+		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(startTimeout)),
+	} {
+		if err := opt.Customize(&req); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrDocker, err)
+		}
+	}
+	// testcontainers.Run would attach the container to Docker's default
+	// bridge, or create a bridge network of its own where there is none
+	// (dockerd --bridge=none): with the host network named the default,
+	// it attaches to nothing and creates nothing.
+	p, err := testcontainers.NewDockerProvider(testcontainers.WithDefaultBridgeNetwork("host"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
+	}
+	defer p.Close()
+	c, err := p.RunContainer(startCtx, req.ContainerRequest)
+	ctr, _ := c.(*testcontainers.DockerContainer)
+	if err != nil {
+		remove(ctr)
+		if ctr != nil && ctr.GetContainerID() != "" {
+			return nil, fmt.Errorf("%w: %s: %w: %v", ErrDocker, image, errNotReady, err)
+		}
+		return nil, fmt.Errorf("%w: %s: %v (no registry? build a local image with scripts/docker-images.sh and pass --redis-image=lockbench/redis:local)", ErrDocker, image, err)
+	}
+	ext, err := workload.DialRedis(ctx, addr, "")
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		remove(ctr)
+		return nil, err
+	}
+	return &Redis{image: image, addr: addr, ctr: ctr, cli: cli, ext: ext}, nil
+}
+
+// remove stops and removes ctr, if there is one, whatever the context.
+func remove(ctr *testcontainers.DockerContainer) error {
+	if ctr == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+	defer cancel()
+	return testcontainers.TerminateContainer(ctr, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0))
+}
+
+// freePort asks the kernel for a free TCP port on 127.0.0.1.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Name implements workload.Backend.
+func (r *Redis) Name() string {
+	return fmt.Sprintf("redis %s in docker (%s)", r.ext.Version(), r.image)
+}
+
+// Options implements workload.Backend.
+func (r *Redis) Options() *redis.Options { return r.ext.Options() }
+
+// Addr is the server's address on the host's loopback.
+func (r *Redis) Addr() string { return r.addr }
+
+// ContainerID is the Docker ID of the server's container.
+func (r *Redis) ContainerID() string { return r.ctr.GetContainerID() }
+
+// Pause implements workload.Pauser with docker pause: the server's process
+// is frozen for d from the moment it is, and thawed in the background. A
+// pause while paused extends it.
+func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.until.IsZero() {
+		if until := time.Now().Add(d); until.After(r.until) {
+			r.until = until
+		}
+		return nil
+	}
+	if err := r.cli.ContainerPause(ctx, r.ContainerID()); err != nil {
+		return fmt.Errorf("%w: pause: %v", ErrDocker, err)
+	}
+	// The pause counts from the freeze: freezing a container can take a
+	// while on a loaded machine.
+	r.until = time.Now().Add(d)
+	r.resume = make(chan struct{})
+	r.paused.Add(1)
+	go r.thaw(r.resume)
+	return nil
+}
+
+// thaw unpauses the container when the pause is over, or when resume is
+// closed.
+func (r *Redis) thaw(resume chan struct{}) {
+	defer r.paused.Done()
+	for {
+		r.mu.Lock()
+		left := time.Until(r.until)
+		if left <= 0 || isClosed(resume) {
+			r.unpauseLocked()
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		select {
+		case <-time.After(left):
+		case <-resume:
+		}
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// unpauseLocked thaws the container if it is paused; r.mu is held.
+func (r *Redis) unpauseLocked() {
+	if r.until.IsZero() {
+		return
+	}
+	r.until = time.Time{}
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+	defer cancel()
+	r.cli.ContainerUnpause(ctx, r.ContainerID())
+}
+
+// endPause ends a pause in progress at once and waits for the thaw.
+func (r *Redis) endPause() {
+	r.mu.Lock()
+	if r.resume != nil && !isClosed(r.resume) {
+		close(r.resume)
+	}
+	r.mu.Unlock()
+	r.paused.Wait()
+}
+
+// Restart implements workload.Restarter: the container is killed and
+// started again, and Restart returns once the server answers PING on the
+// same address. It keeps no data: every key is gone.
+func (r *Redis) Restart(ctx context.Context) error {
+	r.endPause()
+	kill := time.Duration(0)
+	if err := r.ctr.Stop(ctx, &kill); err != nil {
+		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
+	}
+	if err := r.ctr.Start(ctx); err != nil {
+		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
+	}
+	c := redis.NewClient(r.ext.Options())
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, restartTimeout)
+	defer cancel()
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := c.Ping(pctx).Err()
+		pcancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: restart: the server did not answer: %v", workload.ErrUnreachable, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Close implements workload.Backend: the container is thawed if paused,
+// then stopped and removed.
+func (r *Redis) Close() error {
+	r.endPause()
+	err := remove(r.ctr)
+	r.cli.Close()
+	if err != nil {
+		return fmt.Errorf("%w: remove %s: %v", ErrDocker, r.ContainerID(), err)
+	}
+	return nil
+}
+
+// Interface checks.
+var (
+	_ workload.Backend   = (*Redis)(nil)
+	_ workload.Pauser    = (*Redis)(nil)
+	_ workload.Restarter = (*Redis)(nil)
+)

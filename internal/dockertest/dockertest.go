@@ -1,0 +1,77 @@
+// Package dockertest gives tests of the docker backend the Redis image to
+// run and the containers a process left behind. Without a Docker daemon,
+// or without the image, tests skip, unless LOCKBENCH_REQUIRE_DOCKER=1
+// makes that a failure (CI sets it after starting dockerd and building
+// lockbench/redis:local), so that a missing daemon can never turn a
+// required run green.
+package dockertest
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/lockbench/lockbench/containers"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// RequireEnv is the environment variable that, set to 1, turns a missing
+// Docker daemon or image into a test failure instead of a skip.
+const RequireEnv = "LOCKBENCH_REQUIRE_DOCKER"
+
+// RedisImage returns the Redis image the docker backend runs in tests:
+// $LOCKBENCH_REDIS_IMAGE, else the official one. The test is skipped (or
+// fails, with LOCKBENCH_REQUIRE_DOCKER=1) when no Docker daemon answers
+// or the image is not on it: tests never pull.
+func RedisImage(t testing.TB) string {
+	t.Helper()
+	image := cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ok, err := containers.HasImage(ctx, image)
+	switch {
+	case err != nil:
+		unavailable(t, "no Docker daemon (apt-get install docker.io; scripts/dockerd.sh): %v", err)
+	case !ok:
+		unavailable(t, "image %s is not on the Docker daemon (scripts/docker-images.sh builds lockbench/redis:local; %s names the image)", image, containers.RedisImageEnv)
+	}
+	return image
+}
+
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf(format+" and "+RequireEnv+"=1", args...)
+	}
+	t.Skipf(format+"; skipping docker-backend test (set "+RequireEnv+"=1 to fail instead)", args...)
+}
+
+// Leftovers returns the IDs of the containers, running or not, that the
+// process pid started and that still exist.
+func Leftovers(t testing.TB, pid int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", containers.PIDLabel+"="+strconv.Itoa(pid))),
+	})
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	var ids []string
+	for _, c := range list {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
