@@ -1,5 +1,7 @@
 package faults
 
+import "time"
+
 // Expect is what one cell of the truth table must show: for each of lock
 // safety, data safety and liveness, whether it must be violated, must hold,
 // or may go either way.
@@ -58,7 +60,9 @@ type Cell struct {
 	// break needs buyers at the same instant, which the matrix's gentle
 	// ramp does not always give.
 	Burst bool
-	Want  Expect
+	// TTL, when set, is the cell's lease instead of the matrix's.
+	TTL  time.Duration
+	Want Expect
 	// Why explains a cell that departs from the catalog: the measured
 	// truth, and the reason.
 	Why string
@@ -80,6 +84,15 @@ func (c Cell) Name() string {
 // getsetWhy is the measured truth behind the getset cells that depart from
 // the catalog.
 const getsetWhy = "the catalog says safe; measured: seed 002's RedisLock breaks with no fault at all. A waiter whose GET finds the key gone (the holder just deleted it) treats the missing value as an expired lock and goes on to GETSET, stealing the lock a third client has just taken with SETNX"
+
+// pauseLease is the lease of the server-pause cells of lease locks: longer
+// than the pause (1.5 x the matrix's 500 ms command timeout) plus a
+// watchdog's renewal period, so that no lease can run out during it.
+const pauseLease = 2 * time.Second
+
+// serverPauseWhy says why the lease locks' server-pause cells run with a
+// longer lease.
+const serverPauseWhy = "with the pause shorter than the lease, the cell shows that timed-out commands with unknown outcomes raise no false alarm. A pause longer than the lease is a different, racy failure (measured: watchdog oversold in 1 of 20 seeds): the server's clock runs on, the lease is found expired when it answers again, and a second holder can read the stock before the first one's queued write lands"
 
 // Truth is ../shared/docs/catalog.md's truth table, as measured: every
 // implementation against every fault that applies to it.
@@ -138,8 +151,8 @@ var Truth = []Cell{
 	{Impl: "watchdog", Fault: "slow-holder", Want: Safe},
 	{Impl: "watchdog", Fault: "expire", Want: Overlap},
 	{Impl: "watchdog", Fault: "crash-holder", Want: Safe},
-	{Impl: "lua", Fault: "server-pause", Want: DataSafe},
-	{Impl: "watchdog", Fault: "server-pause", Want: DataSafe},
+	{Impl: "lua", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
+	{Impl: "watchdog", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "lua", Fault: "partition", Want: Overlap},
 	{Impl: "watchdog", Fault: "partition", Want: Overlap},
 
@@ -170,6 +183,6 @@ var Truth = []Cell{
 	{Impl: "redislock", Fault: "slow-holder", Want: Safe},
 	{Impl: "redislock", Fault: "expire", Want: Overlap},
 	{Impl: "redislock", Fault: "crash-holder", Want: Safe},
-	{Impl: "redislock", Fault: "server-pause", Want: DataSafe},
+	{Impl: "redislock", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "redislock", Fault: "partition", Want: Overlap},
 }

@@ -155,17 +155,27 @@ func matrixCells(impls []locks.Impl, only string) ([]faults.Cell, error) {
 	return cells, nil
 }
 
-// runCell runs one cell with the matrix's workload and judges it.
-func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
-	im, _ := locks.Lookup(cell.Impl)
+// cellOpts are the options one cell runs with: the matrix's, with the
+// cell's own node count, lease, arrivals and fault.
+func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
 	co := *o
 	if cell.Nodes > 0 {
 		co.nodes = cell.Nodes
+	}
+	if cell.TTL > 0 {
+		co.ttl = cell.TTL
 	}
 	if cell.Burst {
 		co.ramp = 0
 	}
 	co.faults = cell.Fault
+	return co
+}
+
+// runCell runs one cell with the matrix's workload and judges it.
+func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
+	im, _ := locks.Lookup(cell.Impl)
+	co := o.cellOpts(cell)
 	specs, err := faults.Parse(cell.Fault)
 	if err != nil {
 		return reports.MatrixCell{}, err
@@ -328,20 +338,20 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 
 // cellCommand is the run command that reproduces one cell.
 func (o *runOpts) cellCommand(c reports.MatrixCell) string {
-	parts := []string{"lockbench", "--impl=" + c.Impl}
-	if c.Fault != "" {
-		parts = append(parts, "--faults="+c.Fault)
-	}
-	ramp := o.ramp
+	co := *o
 	for _, tc := range faults.Truth {
-		if tc.Name() == c.Cell && tc.Burst {
-			ramp = 0
+		if tc.Name() == c.Cell {
+			co = o.cellOpts(tc)
 		}
 	}
+	parts := []string{"lockbench", "--impl=" + c.Impl}
+	if co.faults != "" {
+		parts = append(parts, "--faults="+co.faults)
+	}
 	parts = append(parts,
-		fmt.Sprintf("--nodes=%d", c.Nodes), fmt.Sprintf("--clients=%d", o.clients), fmt.Sprintf("--stock=%d", o.stock),
-		"--ramp="+ramp.String(), fmt.Sprintf("--workers=%d", o.workers), "--ttl="+o.ttl.String(), "--timeout="+o.timeout.String(),
-		"--command-timeout="+o.cmdTimeout.String())
+		fmt.Sprintf("--nodes=%d", co.nodes), fmt.Sprintf("--clients=%d", co.clients), fmt.Sprintf("--stock=%d", co.stock),
+		"--ramp="+co.ramp.String(), fmt.Sprintf("--workers=%d", co.workers), "--ttl="+co.ttl.String(), "--timeout="+co.timeout.String(),
+		"--command-timeout="+co.cmdTimeout.String())
 	switch o.backendKind {
 	case backendRedis:
 		parts = append(parts, "--redis="+o.redis)
