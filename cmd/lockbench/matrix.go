@@ -95,13 +95,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer done()
 
-	result := &reports.Result{
-		Schema:  reports.SchemaVersion,
-		Version: buildVersion(),
-		Started: time.Now().UTC(),
-		Command: strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1),
-		Config:  o.config(impls, backend.Name()),
-	}
+	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls, backend)
 	progress := newProgress(stderr, o.clients, len(cells))
 	for _, cell := range cells {
 		if ctx.Err() != nil {

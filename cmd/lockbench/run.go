@@ -241,13 +241,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer done()
 
-	result := &reports.Result{
-		Schema:  reports.SchemaVersion,
-		Version: buildVersion(),
-		Started: time.Now().UTC(),
-		Command: o.command(fs),
-		Config:  o.config(impls, backend.Name()),
-	}
+	result := o.newResult(o.command(fs), impls, backend)
 	for _, sp := range o.specs {
 		if err := sp.Fault.Available(backend); err != nil {
 			return usageErr("--faults: %v", err)
@@ -312,6 +306,17 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 	}
 	undo = append(undo, func() { backend.Close() })
 	return ctx, backend, done, nil
+}
+
+// newResult starts the result of a benchmark run by command.
+func (o *runOpts) newResult(command string, impls []locks.Impl, backend workload.Backend) *reports.Result {
+	return &reports.Result{
+		Schema:  reports.SchemaVersion,
+		Version: buildVersion(),
+		Started: time.Now().UTC(),
+		Command: command,
+		Config:  o.config(impls, backend.Name()),
+	}
 }
 
 // lease is the lease a run of im uses: --ttl, else the fault lease when
