@@ -193,18 +193,28 @@ func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workloa
 	if co.out != "" {
 		run.History = filepath.Join(filepath.Base(co.out), run.History)
 	}
+	// A cell whose fault never struck tested nothing: it cannot count as
+	// the expected verdict, least of all a safe one.
+	struck := cell.Fault == "" || len(run.Faults) > 0
+	m := measured(run)
+	if !struck {
+		m = notFired
+	}
 	return reports.MatrixCell{
 		Cell:     cell.Name(),
 		Impl:     cell.Impl,
 		Fault:    cell.Fault,
 		Nodes:    co.nodes,
 		Expected: cell.Want.Label,
-		Measured: measured(run),
-		Match:    cell.Want.Sometimes || meets(cell.Want, run),
+		Measured: m,
+		Match:    struck && (cell.Want.Sometimes || meets(cell.Want, run)),
 		Why:      cell.Why,
 		Run:      *run,
 	}, nil
 }
+
+// notFired is what a cell measured when its fault never struck.
+const notFired = "fault never fired"
 
 // measured names what a run showed in the truth table's words.
 func measured(r *reports.Run) string {

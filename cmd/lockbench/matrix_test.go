@@ -173,3 +173,28 @@ func TestMatrixCommand(t *testing.T) {
 		t.Errorf("junit has %d cases (want 3, none failed):\n%s", n, x)
 	}
 }
+
+// TestCellWhoseFaultNeverFiredDoesNotMatch: a cell whose fault never
+// struck tested nothing, so it must not pass as its expected verdict.
+// atomic has no lock holder, so pause-holder has nowhere to strike.
+func TestCellWhoseFaultNeverFiredDoesNotMatch(t *testing.T) {
+	var o runOpts
+	fs := matrixFlags(&o)
+	if err := fs.Parse([]string{"--clients=200", "--stock=100", "--seed=1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.validate(fs); err != nil {
+		t.Fatal(err)
+	}
+	cell := faults.Cell{Impl: "atomic", Fault: "pause-holder", Want: faults.Safe}
+	mc, err := o.runCell(t.Context(), cell, newBackend(t, "embedded"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(mc.Run.Faults); got != 0 {
+		t.Fatalf("pause-holder struck atomic %d times; the test needs a fault with no window", got)
+	}
+	if mc.Match || mc.Measured != notFired {
+		t.Errorf("cell %s: match %v, measured %q; want no match, measured %q", mc.Cell, mc.Match, mc.Measured, notFired)
+	}
+}
