@@ -10,11 +10,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // version is set by the Makefile (-ldflags "-X main.version=…"); a build
@@ -64,7 +67,15 @@ var commands = []command{
 	{"version", "print the version", versionCmd},
 }
 
+// quietRedis drops go-redis's own log lines (a pool's dial failures, a
+// reconnect): lockbench reports every failure that matters itself, once,
+// with its exit code, and a load test's stderr is read by people.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 func main() {
+	redis.SetLogger(quietRedis{})
 	os.Exit(exitCode(dispatch(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 }
 
