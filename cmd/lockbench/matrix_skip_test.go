@@ -63,4 +63,3 @@ func TestMatrixPrefixInUseIsNotSkipped(t *testing.T) {
 		t.Errorf("a matrix that ran nothing printed a verdict:\n%s", out)
 	}
 }
-
