@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
@@ -48,8 +50,10 @@ func gateFlags(fs *pflag.FlagSet, g *gateOpts) {
 }
 
 // prepare checks the gate's flags and reads the baseline, so that a
-// mistake is reported before the sale rather than after it.
-func (g *gateOpts) prepare(fs *pflag.FlagSet) error {
+// mistake is reported before the sale rather than after it. A baseline
+// with no run of any of impls (another selection, or a matrix's result)
+// would compare nothing and pass every regression: it is refused.
+func (g *gateOpts) prepare(fs *pflag.FlagSet, impls []locks.Impl) error {
 	switch {
 	case g.repeat < 1 || g.repeat > maxRepeat:
 		return usageErr("--repeat must be between 1 and %d, got %d", maxRepeat, g.repeat)
@@ -76,9 +80,28 @@ func (g *gateOpts) prepare(fs *pflag.FlagSet) error {
 	if err != nil {
 		return usageErr("--baseline: %v", err)
 	}
+	if !sharesImpl(base, impls) {
+		var have []string
+		for _, r := range base.Runs {
+			have = append(have, r.Impl)
+		}
+		return usageErr("--baseline: %s has no run of the implementations under test, so nothing would be compared (it has: %s)", path, cmp.Or(strings.Join(have, ", "), "no runs"))
+	}
 	g.base = base
 	g.baseline = path
 	return nil
+}
+
+// sharesImpl reports whether base has a run of one of impls.
+func sharesImpl(base *reports.Result, impls []locks.Impl) bool {
+	for _, r := range base.Runs {
+		for _, im := range impls {
+			if r.Impl == im.Name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // schedule lists the runs to make: each implementation --repeat times in

@@ -222,6 +222,9 @@ func TestGateUsageErrors(t *testing.T) {
 		{[]string{"--max-p99-ratio=2"}, "--max-p99-ratio applies with --baseline"},
 		{[]string{"--baseline=" + slackBaseline, "--min-throughput-ratio=0"}, "--min-throughput-ratio"},
 		{[]string{"--baseline=" + slackBaseline, "--max-commands-ratio=-1"}, "--max-commands-ratio"},
+		// A baseline without any implementation under test compares
+		// nothing: refused before the sale, not a pass after it.
+		{[]string{"--impl=lua", "--baseline=" + slackBaseline}, "has no run of the implementations under test"},
 		{[]string{"report"}, "report: give"},
 		{[]string{"report", "testdata/nothing.json"}, "report:"},
 		{[]string{"report", "--bogus", "x"}, "bogus"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,23 +98,38 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 
 	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls, backend)
 	progress := newProgress(stderr, o.clients, len(cells))
+	if err := o.runCells(ctx, result, cells, backend, progress, stderr); err != nil {
+		return err
+	}
+	return finishMatrix(ctx, result, &o, stdout)
+}
+
+// runCells runs the cells into result.Matrix. A cell whose fault the
+// backend cannot do is skipped, and said so; any other error (a key
+// prefix in use, an unreachable server) ends the matrix, as it would end
+// every cell. A matrix in which no cell could run measured nothing: that
+// is a usage error, never a pass.
+func (o *runOpts) runCells(ctx context.Context, result *reports.Result, cells []faults.Cell, backend workload.Backend, progress *progress, stderr io.Writer) error {
+	var skipped []string
 	for _, cell := range cells {
 		if ctx.Err() != nil {
 			break
 		}
 		mc, err := o.runCell(ctx, cell, backend, progress)
 		if err != nil {
-			if isUsage(err) {
-				// A fault this backend cannot do: the cell is skipped,
-				// and said so.
+			if errors.Is(err, faults.ErrUnavailable) {
 				fmt.Fprintf(stderr, "lockbench matrix: %s skipped: %v\n", cell.Name(), err)
+				skipped = append(skipped, cell.Name())
 				continue
 			}
 			return err
 		}
 		result.Matrix = append(result.Matrix, mc)
 	}
-	return finishMatrix(ctx, result, &o, stdout)
+	if len(result.Matrix) == 0 && ctx.Err() == nil {
+		return usageErr("no cell of the matrix can run on %s (skipped: %s)", backend.Name(), strings.Join(skipped, ", "))
+	}
+	return nil
 }
 
 // matrixCells picks the truth table's cells for impls and the faults named
@@ -183,7 +199,7 @@ func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workloa
 	}
 	for _, sp := range specs {
 		if err := sp.Fault.Available(backend); err != nil {
-			return reports.MatrixCell{}, usageErr("%v", err)
+			return reports.MatrixCell{}, usageErr("%w", err)
 		}
 	}
 	run, err := co.runOne(ctx, im, backend, progress)

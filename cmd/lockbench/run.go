@@ -232,7 +232,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := o.gate.prepare(fs); err != nil {
+	if err := o.gate.prepare(fs, impls); err != nil {
 		return err
 	}
 	ctx, backend, done, err := o.start(fs)
