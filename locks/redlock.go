@@ -92,13 +92,15 @@ func (l *redlockLocker) tryOnce(ctx context.Context, owner string) (Lease, error
 	start := l.env.now()
 	var set []Redis // servers where the value may be: won, or no answer
 	won, failed := 0, 0
-	for _, s := range l.servers {
+	held := make([]bool, len(l.servers))
+	for i, s := range l.servers {
 		c, cancel := context.WithTimeout(ctx, l.try)
 		err := s.SetArgs(c, l.env.Key, value, redis.SetArgs{Mode: "NX", TTL: l.ttl}).Err()
 		cancel()
 		switch {
 		case err == nil:
 			won++
+			held[i] = true
 			set = append(set, s)
 		case errors.Is(err, redis.Nil):
 			failed++
@@ -112,9 +114,12 @@ func (l *redlockLocker) tryOnce(ctx context.Context, owner string) (Lease, error
 	}
 	validity := l.ttl - l.env.now().Sub(start) - l.drift
 	if won >= q && validity > 0 {
-		return &redlockLease{l: l, value: value, validity: validity}, nil
+		return &redlockLease{l: l, value: value, validity: validity, held: held}, nil
 	}
-	l.release(ctx, set, value)
+	// Cleaned up even when ctx ended meanwhile: the round won nothing,
+	// and what it set would otherwise block every server it reached for
+	// a whole lease.
+	l.release(context.WithoutCancel(ctx), set, value)
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -122,31 +127,23 @@ func (l *redlockLocker) tryOnce(ctx context.Context, owner string) (Lease, error
 }
 
 // release runs the compare-and-delete on the servers given, at once,
-// each bounded by the try timeout. It returns how many deleted the key
-// and the errors of those that did not answer.
-func (l *redlockLocker) release(ctx context.Context, servers []Redis, value string) (deleted int, err error) {
+// each bounded by the try timeout, and says for each whether it deleted
+// the key and what error it gave.
+func (l *redlockLocker) release(ctx context.Context, servers []Redis, value string) (deleted []bool, errs []error) {
+	deleted, errs = make([]bool, len(servers)), make([]error, len(servers))
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for _, s := range servers {
+	for i, s := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c, cancel := context.WithTimeout(ctx, l.try)
 			defer cancel()
 			n, err := luaUnlock.Run(c, s, []string{l.env.Key}, value).Int64()
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if n == 1 {
-				deleted++
-			}
+			deleted[i], errs[i] = n == 1, err
 		}()
 	}
 	wg.Wait()
-	return deleted, errors.Join(errs...)
+	return deleted, errs
 }
 
 // randomHex is 16 random hex digits.
@@ -160,6 +157,7 @@ type redlockLease struct {
 	l        *redlockLocker
 	value    string
 	validity time.Duration
+	held     []bool // the servers the lease was won on
 }
 
 func (*redlockLease) Token() uint64 { return 0 }
@@ -170,23 +168,28 @@ func (r *redlockLease) Validity() time.Duration { return r.validity }
 
 // Release deletes the key on every server that still holds this lease's
 // value. It returns ErrNotHeld when fewer than a majority did: the lock
-// had been lost. When servers did not answer and the deletions they may
-// have made could have made a majority, their errors are returned instead.
+// had been lost. When servers the lease was won on did not answer, and
+// the deletions they may have made could have made a majority, their
+// errors are returned instead: whether the lock was still held is unknown.
 func (r *redlockLease) Release(ctx context.Context) error {
-	deleted, err := r.l.release(ctx, r.l.servers, r.value)
+	deleted, errs := r.l.release(ctx, r.l.servers, r.value)
+	d, unknown := 0, 0
+	var held []error
+	for i := range deleted {
+		switch {
+		case deleted[i]:
+			d++
+		case errs[i] != nil && r.held[i]:
+			unknown++
+			held = append(held, errs[i])
+		}
+	}
 	q := Quorum(len(r.l.servers))
 	switch {
-	case deleted >= q:
+	case d >= q:
 		return nil
-	case err != nil && deleted+countErrs(err) >= q:
-		return err
+	case d+unknown >= q:
+		return errors.Join(held...)
 	}
-	return fmt.Errorf("%w: %d of %d servers still held the lock", ErrNotHeld, deleted, len(r.l.servers))
-}
-
-func countErrs(err error) int {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return len(j.Unwrap())
-	}
-	return 1
+	return fmt.Errorf("%w: %d of %d servers still held the lock", ErrNotHeld, d, len(r.l.servers))
 }
