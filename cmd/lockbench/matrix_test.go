@@ -74,7 +74,10 @@ func TestTruthTable(t *testing.T) {
 					slots <- struct{}{}
 					defer func() { <-slots }()
 					backend := shared
-					if kind == "embedded" || serverFault(cell) {
+					switch {
+					case multiServer(cell):
+						backend = newClusterBackend(t, kind)
+					case kind == "embedded" || serverFault(cell):
 						backend = newBackend(t, kind)
 					}
 					var o runOpts
