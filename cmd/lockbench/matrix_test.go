@@ -74,6 +74,9 @@ func TestTruthTable(t *testing.T) {
 					slots <- struct{}{}
 					defer func() { <-slots }()
 					backend := shared
+					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
+						t.Skip("lockbench cannot restart redis-servers it reaches by address")
+					}
 					switch {
 					case multiServer(cell):
 						backend = newClusterBackend(t, kind)
