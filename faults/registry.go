@@ -127,10 +127,12 @@ var (
 	// every other key, vanishes at once.
 	Restart Fault = &fault{
 		name:    "restart",
-		summary: "the server restarts without persistence: all leases (and all data) vanish at once",
-		params:  []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")}},
+		summary: "the server restarts without persistence: all leases (and all data) vanish at once; for a lock on several servers (redlock), one of a holder's bare majority restarts empty (Kleppmann)",
+		params: []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")},
+			pFor("on several servers: longest wait for a second holder"),
+			{Name: "node", Doc: "on several servers: the node cut off from a minority, whose holder loses a server", Default: "0", kind: nodeKind, def: fixed("0")}},
 		needs: func(b workload.Backend) error {
-			if _, ok := b.(workload.Restarter); !ok {
+			if !workload.Restartable(b) {
 				return fmt.Errorf("%w: restart needs a server lockbench started itself, --backend=embedded or docker (%s is not)", ErrUnavailable, b.Name())
 			}
 			return nil

@@ -59,8 +59,8 @@ func serverPause(v values, seed uint64) (plan, error) {
 	}}, nil
 }
 
-// restart restarts the server without persistence.
-func restart(v values, seed uint64) (plan, error) {
+// restartMain restarts the (main) server without persistence.
+func restartMain(v values, seed uint64) (plan, error) {
 	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
 	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
 		end := record(c, "restart", -1, -1, v)

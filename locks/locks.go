@@ -79,6 +79,11 @@ type Env struct {
 	Now func() time.Time
 	// Probe is the node's fault probe; nil means no faults.
 	Probe Probe
+	// Servers are the node's own clients of the independent servers a
+	// multi-server lock (redlock) runs on, one per server, the run's main
+	// server first. Nil for every other implementation; a multi-server
+	// lock given none runs on Redis alone.
+	Servers []Redis
 }
 
 func (e *Env) now() time.Time {
@@ -144,6 +149,9 @@ type Impl struct {
 	Reentrant bool
 	// Fenced is true when leases carry fencing tokens that the store checks.
 	Fenced bool
+	// MultiServer is true when the implementation runs on several
+	// independent servers (Env.Servers) instead of one, as redlock does.
+	MultiServer bool
 	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
 	DefaultTTL time.Duration
 	// Scripts are the Lua scripts the implementation runs, for preloading.

@@ -136,6 +136,17 @@ var registry = []Impl{
 		New:        newNaive,
 	},
 	{
+		Name:        "redlock",
+		Summary:     "SET NX PX with a random value on N independent servers (default 5); held on a majority within the lease less elapsed time and drift; released on all",
+		Seed:        "004 RedLock (antirez's Redlock, Redisson's RedissonRedLock)",
+		Notes:       "Each try sends SET NX PX to every server at once, each given a tenth of the lease (at least 50 ms); the lock is held when a majority said yes and the lease less the try's time and the drift (1% of the lease plus 2 ms) is still positive, else the try's value is deleted on every server and the next try, with a fresh random value, follows a jittered 1-32 ms pause. Release is the compare-and-delete Lua on every server; fewer than a majority deleting is ErrNotHeld. No renewal, no fencing: a pause or slow step past the lease lets a second holder in; the key vanishing on a majority does too; and a server that restarts empty under a holder that had a bare majority hands a second client the majority (Kleppmann). Without several servers it runs on the one (a majority of one).",
+		Guard:       GuardLock,
+		MultiServer: true,
+		DefaultTTL:  seedLease,
+		Scripts:     []*redis.Script{luaUnlock},
+		New:         newRedlock,
+	},
+	{
 		Name:    "atomic",
 		Summary: "no lock: one Lua script checks the stock and decrements it in Redis",
 		Seed:    "the Redis form of the seeds' conditional UPDATE (001, 002)",

@@ -26,6 +26,7 @@ var checksOwner = map[string]bool{
 	"fenced":       true,
 	"redsync":      true,
 	"redislock":    true,
+	"redlock":      true,
 }
 
 // TestReleaseTwice releases a lease a second time: the lock is no longer

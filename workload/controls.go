@@ -57,8 +57,12 @@ func (c *Controls) WaitNode(ctx context.Context, i int) error {
 }
 
 // DeleteLock removes the lock's key on the server, as an eviction, a
-// failover or a flush would: whoever holds the lock is not told.
+// failover or a flush would: whoever holds the lock is not told. A lock on
+// several servers loses its key on a majority of them (the first ones).
 func (c *Controls) DeleteLock(ctx context.Context) error {
+	if c.Servers() > 1 {
+		return c.DeleteLockOn(ctx, serverRange(c.Quorum())...)
+	}
 	return c.r.admin.Del(ctx, c.r.keys.lock).Err()
 }
 

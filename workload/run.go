@@ -124,6 +124,7 @@ type run struct {
 	faults                  faultLog
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
 	controls                *Controls
+	cluster                 clusterRun // the servers of a multi-server lock
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -154,6 +155,11 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		defer cancel()
 		clearPrefix(c, admin, r.keys.prefix)
 	}()
+	cleanupServers, err := r.prepareServers(setup)
+	defer cleanupServers()
+	if err != nil {
+		return nil, err
+	}
 	if err := r.startNodes(setup); err != nil {
 		r.stopNodes()
 		return nil, err
@@ -224,17 +230,19 @@ func (r *run) startNodes(ctx context.Context) error {
 		}
 		n.client = redis.NewClient(opts)
 		n.client.AddHook(hook{n})
+		n.servers = r.serverClients(n, n.client)
 		r.nodes = append(r.nodes, n)
 		if r.cfg.Impl.New == nil {
 			continue
 		}
 		l, err := r.cfg.Impl.New(ctx, locks.Env{
-			Node:  i,
-			Redis: n.client,
-			Key:   r.keys.lock,
-			TTL:   r.cfg.TTL,
-			Now:   n.now,
-			Probe: r.prober(n),
+			Node:    i,
+			Redis:   n.client,
+			Key:     r.keys.lock,
+			TTL:     r.cfg.TTL,
+			Now:     n.now,
+			Probe:   r.prober(n),
+			Servers: lockServers(n.servers),
 		})
 		if err != nil {
 			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
@@ -249,6 +257,7 @@ func (r *run) stopNodes() {
 		if c, ok := n.locker.(locks.Closer); ok {
 			c.Close()
 		}
+		closeServerClients(n)
 		n.client.Close()
 	}
 }

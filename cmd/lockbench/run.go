@@ -41,6 +41,8 @@ type runOpts struct {
 	pool         int
 	backendKind  string // embedded, redis or docker; resolved by validate
 	redis        string
+	servers      int  // --redlock-servers
+	multiServer  bool // a multi-server impl (redlock) runs; set by validate
 	redisImage   string
 	password     string
 	prefix       string
@@ -109,7 +111,8 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis started in a container, removed on exit) (default embedded, or redis when --redis is given)")
-	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port); implies --backend=redis")
+	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
+	fs.IntVar(&o.servers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
@@ -195,6 +198,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		return nil, usageErr("--prefix, --force and --redis-password apply to a real Redis: give --redis too")
 	}
 	if err := o.resolveBackend(fs); err != nil {
+		return nil, err
+	}
+	impls, err := o.resolveServers(fs, impls)
+	if err != nil {
 		return nil, err
 	}
 	specs, err := faults.Parse(o.faults)
@@ -473,6 +480,9 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 // backend starts or reaches the server the options name. Whatever it
 // returns, its caller closes; on an error nothing is left running.
 func (o *runOpts) backend(ctx context.Context) (workload.Backend, error) {
+	if n := o.serverCount(); n > 1 {
+		return o.cluster(ctx, n)
+	}
 	switch o.backendKind {
 	case backendRedis:
 		b, err := workload.DialRedis(ctx, o.redis, o.password)
