@@ -19,6 +19,7 @@ type node struct {
 	id       int
 	uuid     string // the instance's id, as the seeds' UUID prefix of owner values
 	client   *redis.Client
+	sql      *sqlNode // the node's MySQL pool, for StoreMySQL implementations
 	locker   locks.Locker
 	gate     gate
 	skew     atomic.Int64 // the clock's offset, ns
