@@ -162,6 +162,20 @@ var Truth = []Cell{
 	{Impl: "atomic", Fault: "server-pause", Want: Safe},
 	{Impl: "atomic", Fault: "latency", Want: Safe},
 
+	// The inventory in MySQL/MariaDB (--mysql-dsn): the database guards
+	// the sale. The conditional UPDATE has no business step for a holder
+	// fault to strike; for-update holds its row lock across one, version
+	// reads and writes around one.
+	{Impl: "mysql", Want: Safe},
+	{Impl: "mysql-for-update", Want: Safe},
+	{Impl: "mysql-for-update", Fault: "pause-holder", Want: Safe},
+	{Impl: "mysql-for-update", Fault: "slow-holder", Want: Safe},
+	{Impl: "mysql-for-update", Fault: "crash-holder", Want: Safe},
+	{Impl: "mysql-version", Want: Safe},
+	{Impl: "mysql-version", Fault: "pause-holder", Want: Safe},
+	{Impl: "mysql-version", Fault: "slow-holder", Want: Safe},
+	{Impl: "mysql-version", Fault: "crash-holder", Want: Safe},
+
 	{Impl: "fenced", Want: Safe},
 	{Impl: "fenced", Fault: "pause-holder", Want: DataSafe},
 	{Impl: "fenced", Fault: "slow-holder", Want: DataSafe},

@@ -254,7 +254,11 @@ func TestMySQLUnderFaults(t *testing.T) {
 				want = 200
 			}
 			rep := checkSafe(t, h, want)
-			t.Logf("%s: sold %d, faults %d, indeterminate %d, liveness %s", c.fault, rep.Data.Sold, len(h.Faults), rep.Data.Indeterminate, rep.Liveness.Status)
+			outcomes := map[history.Outcome]int{}
+			for _, op := range h.Ops {
+				outcomes[op.Outcome]++
+			}
+			t.Logf("%s: sold %d, faults %d, indeterminate %d, liveness %s, outcomes %v", c.fault, rep.Data.Sold, len(h.Faults), rep.Data.Indeterminate, rep.Liveness.Status, outcomes)
 			if h.Final.Orders != h.Header.Stock-h.Final.Stock {
 				t.Errorf("orders %d, stock taken %d: every committed order must have taken one unit", h.Final.Orders, h.Header.Stock-h.Final.Stock)
 			}
