@@ -95,7 +95,7 @@ const pauseLease = 2 * time.Second
 const serverPauseWhy = "with the pause shorter than the lease, the cell shows that timed-out commands with unknown outcomes raise no false alarm. A pause longer than the lease is a different, racy failure (measured: watchdog oversold in 1 of 20 seeds): the server's clock runs on, the lease is found expired when it answers again, and a second holder can read the stock before the first one's queued write lands"
 
 // versionWhy says why the mysql-version cells expect data safety only.
-const versionWhy = "the catalog says safe; measured: the data is safe in every run, but the optimistic retries of 40 buyers on one row are load-bound. Run alone on 2 cores every unit sells (5 of 5 seeds per cell); with four cells at once on the same machine, buyers run past the matrix's 500 ms command timeout and 230-298 of 300 units were left unsold in 8 of 20 runs"
+const versionWhy = "the catalog says safe; measured: the data is safe in every run, but the optimistic retries of 40 buyers on one row are load-bound. Run alone on 2 cores every unit sells (5 of 5 seeds per cell); with four cells at once on the same machine, buyers run past the matrix's 500 ms command timeout and 2-70 of 300 units were left unsold in 8 of 20 runs (4 cells x 5 seeds)"
 
 // Truth is ../shared/docs/catalog.md's truth table, as measured: every
 // implementation against every fault that applies to it.
