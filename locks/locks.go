@@ -154,6 +154,10 @@ type Impl struct {
 	MultiServer bool
 	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
 	DefaultTTL time.Duration
+	// Store is where the inventory lives; the zero value is Redis.
+	Store Store
+	// SQL is the sale of a StoreMySQL implementation.
+	SQL SQLSale
 	// Scripts are the Lua scripts the implementation runs, for preloading.
 	Scripts []*redis.Script
 	// New makes a node's Locker; ctx bounds its set-up only (a

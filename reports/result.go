@@ -58,6 +58,9 @@ type Config struct {
 	Impls []string `json:"impl"`
 	// Backend names the server that held the inventory (--backend).
 	Backend string `json:"backend"`
+	// MySQL names the MySQL server and its version when the mysql
+	// implementations ran (--mysql-dsn).
+	MySQL string `json:"mysql,omitempty"`
 	// Nodes is the number of simulated service instances (--nodes).
 	Nodes int `json:"nodes"`
 	// Clients is the number of buyers (--clients).

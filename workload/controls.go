@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
 )
 
 // Controls are the levers a fault injector pulls on a running sale. Each
@@ -67,8 +68,11 @@ func (c *Controls) DeleteLock(ctx context.Context) error {
 }
 
 // PauseServer stops the server from answering for d, when the backend can
-// (see Pauser).
+// (see Pauser); for a StoreMySQL implementation the server is MySQL.
 func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
+	if c.r.cfg.Impl.Store == locks.StoreMySQL {
+		return c.r.cfg.MySQL.Pause(ctx, d)
+	}
 	p, ok := c.r.cfg.Backend.(Pauser)
 	if !ok {
 		return ErrUnsupported

@@ -24,6 +24,9 @@ type Config struct {
 	Impl locks.Impl
 	// Backend holds the inventory and the locks.
 	Backend Backend
+	// MySQL holds the inventory instead of Backend for the implementations
+	// whose Store is locks.StoreMySQL; nil when no MySQL was given.
+	MySQL *MySQL
 	// Prefix is put before every key; the run adds the impl's name to it.
 	Prefix string
 	// Force deletes keys already under the prefix instead of refusing.
@@ -123,6 +126,7 @@ type run struct {
 	arrived, finished, sold atomic.Int64
 	faults                  faultLog
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
+	inv                     inventory
 	controls                *Controls
 	cluster                 clusterRun // the servers of a multi-server lock
 }
@@ -145,15 +149,27 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	admin := redis.NewClient(cfg.Backend.Options())
 	defer admin.Close()
 	r.admin = admin
+	backend := cfg.Backend.Name()
+	r.inv = &redisInventory{c: admin, k: &r.keys, scripts: cfg.Impl.Scripts}
+	if cfg.Impl.Store == locks.StoreMySQL {
+		if cfg.MySQL == nil {
+			return nil, ErrNoMySQL
+		}
+		inv, err := cfg.MySQL.inventory()
+		if err != nil {
+			return nil, err
+		}
+		r.inv, backend = inv, cfg.MySQL.Name()
+	}
 	setup, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := prepare(setup, admin, &r.keys, cfg.Stock, cfg.Force, cfg.Impl.Scripts); err != nil {
+	if err := r.inv.prepare(setup, cfg.Stock, cfg.Force); err != nil {
 		return nil, err
 	}
 	defer func() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		clearPrefix(c, admin, r.keys.prefix)
+		r.inv.clear(c)
 	}()
 	cleanupServers, err := r.prepareServers(setup)
 	defer cleanupServers()
@@ -186,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 			Impl:     cfg.Impl.Name,
 			Lockless: cfg.Impl.Guard != locks.GuardLock,
 			Fenced:   cfg.Impl.Fenced,
-			Backend:  cfg.Backend.Name(),
+			Backend:  backend,
 			Nodes:    cfg.Nodes,
 			Clients:  cfg.Clients,
 			Stock:    cfg.Stock,
@@ -202,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	ac, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	final, err := audit(ac, admin, &r.keys)
+	final, err := r.inv.audit(ac)
 	if err != nil {
 		return h, fmt.Errorf("%w: reading the final state: %v", ErrUnreachable, err)
 	}
@@ -232,6 +248,11 @@ func (r *run) startNodes(ctx context.Context) error {
 		n.client.AddHook(hook{n})
 		n.servers = r.serverClients(n, n.client)
 		r.nodes = append(r.nodes, n)
+		if r.cfg.Impl.Store == locks.StoreMySQL {
+			if err := r.openSQL(n); err != nil {
+				return err
+			}
+		}
 		if r.cfg.Impl.New == nil {
 			continue
 		}
@@ -259,6 +280,9 @@ func (r *run) stopNodes() {
 		}
 		closeServerClients(n)
 		n.client.Close()
+		if n.sql != nil {
+			n.sql.db.Close()
+		}
 	}
 }
 
@@ -427,6 +451,10 @@ func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner strin
 
 	switch r.cfg.Impl.Guard {
 	case locks.GuardAtomic:
+		if r.cfg.Impl.Store == locks.StoreMySQL {
+			r.sqlPurchase(ctx, n, op, op.Client)
+			return
+		}
 		op.ReadCall = r.now()
 		stock, sold, dup, err := sell(ctx, n.client, &r.keys, user)
 		if err != nil {

@@ -195,3 +195,31 @@ func audit(ctx context.Context, c *redis.Client, k *keys) (history.Final, error)
 	slices.Sort(f.DuplicateUsers)
 	return f, nil
 }
+
+// inventory is where a run keeps its stock and orders: Redis keys under
+// the run's prefix, or MySQL tables. It is set up before the sale, audited
+// after it, then removed.
+type inventory interface {
+	prepare(ctx context.Context, stock int64, force bool) error
+	audit(ctx context.Context) (history.Final, error)
+	clear(ctx context.Context) error
+}
+
+// redisInventory keeps the inventory under the run's key prefix.
+type redisInventory struct {
+	c       *redis.Client
+	k       *keys
+	scripts []*redis.Script
+}
+
+func (v *redisInventory) prepare(ctx context.Context, stock int64, force bool) error {
+	return prepare(ctx, v.c, v.k, stock, force, v.scripts)
+}
+
+func (v *redisInventory) audit(ctx context.Context) (history.Final, error) {
+	return audit(ctx, v.c, v.k)
+}
+
+func (v *redisInventory) clear(ctx context.Context) error {
+	return clearPrefix(ctx, v.c, v.k.prefix)
+}

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/mysqltest"
 )
 
 // TestMain runs four subtests at once (the default is one per core): the
@@ -11,7 +13,8 @@ import (
 // leases, not on the processor.
 //
 // With LOCKBENCH_TEST_MAIN=1 the test binary is lockbench itself, for the
-// tests that need a process of their own (signals).
+// tests that need a process of their own (signals). The MariaDB server
+// the MySQL tests share is stopped at the end.
 func TestMain(m *testing.M) {
 	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" {
 		main()
@@ -20,5 +23,5 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == f.DefValue {
 		f.Value.Set("4")
 	}
-	os.Exit(m.Run())
+	os.Exit(mysqltest.Main(m))
 }

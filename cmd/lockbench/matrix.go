@@ -90,6 +90,8 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	o.notRun = o.notRunCells(only)
+	o.warnNoMySQL(stderr, " matrix")
 	ctx, backend, done, err := o.start(fs)
 	if err != nil {
 		return err
@@ -331,6 +333,9 @@ func writeMatrixJUnit(path string, result *reports.Result) error {
 
 func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	fmt.Fprintf(w, "backend: %s\n", result.Config.Backend)
+	if result.Config.MySQL != "" {
+		fmt.Fprintf(w, "mysql: %s\n", result.Config.MySQL)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
 	differ := 0
@@ -345,6 +350,9 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d cells, %d as expected, %d differ\n", len(result.Matrix), len(result.Matrix)-differ, differ)
+	if len(o.notRun) > 0 {
+		fmt.Fprintf(w, "%d cells not run (%s): %s\n", len(o.notRun), noMySQLReason, strings.Join(o.notRun, ", "))
+	}
 	for _, c := range result.Matrix {
 		if !c.Match {
 			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -73,6 +74,11 @@ func TestTruthTable(t *testing.T) {
 					t.Parallel()
 					slots <- struct{}{}
 					defer func() { <-slots }()
+					im, _ := locks.Lookup(cell.Impl)
+					mysqlCell := im.Store == locks.StoreMySQL
+					if mysqlCell && kind != "embedded" {
+						t.Skip("the inventory is in MySQL: the cell runs once, under embedded")
+					}
 					backend := shared
 					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
 						t.Skip("lockbench cannot restart redis-servers it reaches by address")
@@ -94,6 +100,9 @@ func TestTruthTable(t *testing.T) {
 					}
 					if kind == "redis" {
 						o.redis = "test" // only for the reproduce lines
+					}
+					if mysqlCell {
+						o.mysql = mysqlFor(t, fmt.Sprintf("lbtruth_%d", i))
 					}
 					o.prefix = fmt.Sprintf("lockbench-test:%d:", i)
 					n := safeSeeds

@@ -45,6 +45,7 @@ type runOpts struct {
 	multiServer  bool // a multi-server impl (redlock) runs; set by validate
 	redisImage   string
 	password     string
+	mysqlDSN     string
 	prefix       string
 	force        bool
 	seed         uint64
@@ -58,6 +59,15 @@ type runOpts struct {
 	gate         gateOpts
 
 	specs []faults.Spec // parsed from faults by validate
+	// noMySQL lists the MySQL implementations that --impl=all left out
+	// because no MySQL was given; they are reported as not run.
+	noMySQL []string
+	mysql   *workload.MySQL // reached by start when a MySQL impl runs
+	// wantMySQL is true when an implementation to run keeps its
+	// inventory in MySQL.
+	wantMySQL bool
+	// notRun lists the matrix cells left out for want of a MySQL.
+	notRun []string
 }
 
 const runExamples = `
@@ -115,6 +125,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.servers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
+	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
@@ -164,6 +175,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		}
 		impls = append(impls, im)
 	}
+	impls, err := o.needMySQL(impls)
+	if err != nil {
+		return nil, err
+	}
 	if len(impls) == 0 {
 		return nil, usageErr("--impl: give at least one implementation")
 	}
@@ -200,7 +215,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
 	}
-	impls, err := o.resolveServers(fs, impls)
+	impls, err = o.resolveServers(fs, impls)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +269,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--faults: %v", err)
 		}
 	}
+	for _, im := range impls {
+		if err := mysqlFaults(im, o.specs); err != nil {
+			return err
+		}
+	}
+	o.warnNoMySQL(stderr, "")
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat)
 	for _, im := range o.gate.schedule(impls) {
 		if ctx.Err() != nil {
@@ -312,6 +333,12 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 		return fail(err)
 	}
 	undo = append(undo, func() { backend.Close() })
+	if o.wantMySQL {
+		if o.mysql, err = workload.DialMySQL(ctx, o.mysqlDSN); err != nil {
+			return fail(&exitError{code: exitInfra, err: err})
+		}
+		undo = append(undo, func() { o.mysql.Close() })
+	}
 	return ctx, backend, done, nil
 }
 
@@ -341,6 +368,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 	cfg := workload.Config{
 		Impl:           im,
 		Backend:        backend,
+		MySQL:          o.mysql,
 		Prefix:         o.prefix,
 		Force:          o.force,
 		Clients:        o.clients,
@@ -360,6 +388,9 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		cfg.Progress = progress.update
 		defer progress.clear()
 	}
+	if err := mysqlFaults(im, o.specs); err != nil {
+		return nil, err
+	}
 	var inj *faults.Injector
 	if len(o.specs) > 0 {
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, faultLease)
@@ -378,6 +409,9 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 	if err != nil {
 		if errors.Is(err, workload.ErrPrefixInUse) {
 			return nil, usageErr("--prefix: %v", err)
+		}
+		if errors.Is(err, workload.ErrTablesInUse) {
+			return nil, usageErr("--mysql-dsn: %v", err)
 		}
 		return nil, &exitError{code: exitInfra, err: err}
 	}
@@ -422,6 +456,9 @@ func finish(ctx context.Context, result *reports.Result, out string, asJSON bool
 	} else {
 		if result.Config.Backend != "" {
 			fmt.Fprintf(stdout, "backend: %s\n", result.Config.Backend)
+		}
+		if result.Config.MySQL != "" {
+			fmt.Fprintf(stdout, "mysql: %s\n", result.Config.MySQL)
 		}
 		if err := reports.WriteTable(stdout, result.Runs); err != nil {
 			return err
@@ -518,7 +555,7 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 	parts := []string{"lockbench"}
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "seed", "redis-password", "json", "out", "cpuprofile":
+		case "seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile":
 			return
 		}
 		if f.Changed {
@@ -538,9 +575,14 @@ func (o *runOpts) config(impls []locks.Impl, backend string) reports.Config {
 	for _, im := range impls {
 		names = append(names, im.Name)
 	}
+	mysql := ""
+	if o.mysql != nil {
+		mysql = o.mysql.Name()
+	}
 	return reports.Config{
 		Impls:    names,
 		Backend:  backend,
+		MySQL:    mysql,
 		Nodes:    o.nodes,
 		Clients:  o.clients,
 		Stock:    o.stock,

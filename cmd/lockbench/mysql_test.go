@@ -1,0 +1,120 @@
+package main
+
+import (
+	"database/sql"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/internal/mysqltest"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// mysqlFor reaches the test binary's MariaDB with a database of its own,
+// dropped when the test ends.
+func mysqlFor(t *testing.T, db string) *workload.MySQL {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(mysqltest.Start(t).DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = db
+	m, err := workload.DialMySQL(t.Context(), cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestMySQLNeedsDSN: a MySQL implementation named without a server is a
+// usage error that says what to give; never a silent skip.
+func TestMySQLNeedsDSN(t *testing.T) {
+	t.Setenv(mysqlDSNEnv, "")
+	for _, args := range [][]string{
+		{"--impl=mysql"},
+		{"--impl=atomic,mysql-for-update"},
+		{"matrix", "--impl=mysql-version"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, _, errOut := lockbench(t, args...)
+			if code != exitUsage || !strings.Contains(errOut, "--mysql-dsn") {
+				t.Errorf("exit %d, message %q; want %d naming --mysql-dsn", code, errOut, exitUsage)
+			}
+		})
+	}
+}
+
+// TestMySQLNotRunWithoutDSN: --impl=all without a MySQL leaves the MySQL
+// implementations out and names them, and the matrix lists their cells as
+// not run.
+func TestMySQLNotRunWithoutDSN(t *testing.T) {
+	t.Setenv(mysqlDSNEnv, "")
+	var o runOpts
+	fs := matrixFlags(&o)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	impls, err := o.validate(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range impls {
+		if strings.HasPrefix(im.Name, "mysql") {
+			t.Errorf("%s chosen with no MySQL", im.Name)
+		}
+	}
+	if want := []string{"mysql", "mysql-for-update", "mysql-version"}; !slices.Equal(o.noMySQL, want) {
+		t.Errorf("not run: %v, want %v", o.noMySQL, want)
+	}
+	got := o.notRunCells("")
+	if len(got) != 9 || !slices.Contains(got, "mysql-for-update/pause-holder") {
+		t.Errorf("cells not run: %v, want the 9 MySQL cells", got)
+	}
+	if got := o.notRunCells("pause-holder"); !slices.Equal(got, []string{"mysql-for-update/pause-holder", "mysql-version/pause-holder"}) {
+		t.Errorf("pause-holder cells not run: %v", got)
+	}
+}
+
+// TestMySQLRun runs the three implementations through the CLI against a
+// real MariaDB: every sale passes, the result names the server and its
+// version, and the tool's database is gone afterwards.
+func TestMySQLRun(t *testing.T) {
+	srv := mysqltest.Start(t)
+	code, res := runJSON(t, "--impl=mysql,mysql-for-update,mysql-version", "--clients=200", "--stock=120", "--ramp=200ms",
+		"--workers=20", "--mysql-dsn="+srv.DSN)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	if !strings.HasPrefix(res.Config.MySQL, "MariaDB 10") && !strings.HasPrefix(res.Config.MySQL, "MariaDB 1") {
+		t.Errorf("result names MySQL %q, want the MariaDB server and its version", res.Config.MySQL)
+	}
+	for _, r := range res.Runs {
+		if r.Verdict != reports.Pass || r.Sold != 120 || r.Backend != res.Config.MySQL {
+			t.Errorf("%s: verdict %s, sold %d, backend %q; want pass, 120, %q", r.Impl, r.Verdict, r.Sold, r.Backend, res.Config.MySQL)
+		}
+	}
+	db, err := sql.Open("mysql", srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", workload.DefaultMySQLDatabase).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("database %s left behind", workload.DefaultMySQLDatabase)
+	}
+
+	code, out, errOut := lockbench(t, "--impl=mysql", "--clients=20", "--stock=10", "--mysql-dsn="+srv.DSN)
+	if code != 0 || !strings.Contains(out, "mysql: MariaDB") {
+		t.Errorf("exit %d, summary does not name the MySQL server:\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = lockbench(t, "--impl=mysql", "--faults=server-pause", "--mysql-dsn="+srv.DSN)
+	if code != exitUsage || !strings.Contains(errOut, "server-pause") {
+		t.Errorf("server-pause on a MySQL reached by DSN: exit %d, %q; want %d", code, errOut, exitUsage)
+	}
+}

@@ -1,0 +1,239 @@
+// Package mysqltest starts a real MariaDB server (Debian's mariadbd) for
+// tests, on a free loopback port with a data directory of its own, and
+// stops it when the test binary ends. Start-up takes seconds, so a test
+// binary shares one server: the first test that calls Start starts it,
+// and TestMain stops it through Main. Without the binaries tests skip,
+// unless LOCKBENCH_REQUIRE_MYSQL=1 makes their absence a failure (CI sets
+// it after installing Debian's mariadb-server).
+package mysqltest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// RequireEnv is the environment variable that, set to 1, turns a missing
+// mariadbd into a test failure instead of a skip.
+const RequireEnv = "LOCKBENCH_REQUIRE_MYSQL"
+
+// startTimeout bounds how long a start waits for the server to answer.
+const startTimeout = 60 * time.Second
+
+// Server is a running mariadbd.
+type Server struct {
+	// Addr is the server's 127.0.0.1:port.
+	Addr string
+	// DSN reaches the server as root, without a password, with no
+	// database named (lockbench then uses its own).
+	DSN string
+
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	mu     sync.Mutex // serializes pauses
+}
+
+var (
+	shared    *Server
+	sharedErr error
+	once      sync.Once
+)
+
+// binaries finds mariadbd and mariadb-install-db, which Debian puts in
+// /usr/sbin and /usr/bin.
+func binaries() (server, install string, err error) {
+	look := func(name string) (string, error) {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		for _, dir := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"} {
+			p := filepath.Join(dir, name)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("%s not found", name)
+	}
+	if server, err = look("mariadbd"); err != nil {
+		return "", "", err
+	}
+	install, err = look("mariadb-install-db")
+	return server, install, err
+}
+
+// Available reports whether the MariaDB binaries are installed.
+func Available() bool {
+	_, _, err := binaries()
+	return err == nil
+}
+
+// Start returns the test binary's shared server, starting it on first
+// use. Without the binaries the test is skipped, or fails when
+// LOCKBENCH_REQUIRE_MYSQL=1.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	if _, _, err := binaries(); err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("MariaDB is not installed (%v) and %s=1: apt-get install mariadb-server", err, RequireEnv)
+		}
+		t.Skipf("MariaDB is not installed (%v; apt-get install mariadb-server); skipping real-MySQL test (set %s=1 to fail instead)", err, RequireEnv)
+	}
+	once.Do(func() { shared, sharedErr = Launch() })
+	if sharedErr != nil {
+		t.Fatalf("starting mariadbd: %v", sharedErr)
+	}
+	return shared
+}
+
+// Main runs the tests and then stops the shared server, if one started;
+// call it from TestMain: os.Exit(mysqltest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	return code
+}
+
+// Launch initializes a data directory in a new temporary directory and
+// starts mariadbd on it, on a free 127.0.0.1 port, without binary log and
+// with small buffers. The caller stops it with Stop.
+func Launch() (*Server, error) {
+	server, install, err := binaries()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lockbench-mysqltest-")
+	if err != nil {
+		return nil, err
+	}
+	u := "mysql"
+	if cur, err := user.Current(); err == nil {
+		u = cur.Username // root must say so, or mariadbd refuses to run
+	}
+	data := filepath.Join(dir, "data")
+	out, err := exec.Command(install, "--no-defaults", "--datadir="+data, "--user="+u,
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, out)
+	}
+	// A free port is only free when we look: retry on a new one if the
+	// server exits before it answers.
+	var errs []error
+	for range 3 {
+		s, err := launch(server, dir, data, u)
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, err)
+	}
+	os.RemoveAll(dir)
+	return nil, errors.Join(errs...)
+}
+
+func launch(bin, dir, data, u string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, exited: make(chan struct{})}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", s.Addr
+	cfg.Timeout = 2 * time.Second
+	s.DSN = cfg.FormatDSN()
+	logf, err := os.Create(filepath.Join(dir, "server-"+strconv.Itoa(port)+".log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	s.cmd = exec.Command(bin, "--no-defaults", "--datadir="+data, "--user="+u,
+		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-networking=0",
+		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),
+		"--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=32M",
+		"--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=1000")
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		s.cmd.Wait()
+		close(s.exited)
+	}()
+	db, err := sql.Open("mysql", s.DSN)
+	if err != nil {
+		s.kill()
+		return nil, err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err = db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(logf.Name())
+			return nil, fmt.Errorf("mariadbd exited on %s: %s", s.Addr, log)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return nil, fmt.Errorf("mariadbd on %s did not answer within %v: %v", s.Addr, startTimeout, err)
+		}
+	}
+}
+
+func (s *Server) kill() {
+	s.cmd.Process.Signal(syscall.SIGCONT) // a paused server cannot die
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// Stop kills the server and removes its directory.
+func (s *Server) Stop() {
+	s.kill()
+	os.RemoveAll(s.dir)
+}
+
+// Pause stops the server's process (SIGSTOP) and resumes it after d in
+// the background: it answers nothing meanwhile, and what was sent waits.
+func (s *Server) Pause(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	go func() {
+		defer s.mu.Unlock()
+		time.Sleep(d)
+		s.cmd.Process.Signal(syscall.SIGCONT)
+	}()
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

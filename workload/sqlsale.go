@@ -1,0 +1,327 @@
+package workload
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/ctxtime"
+	"github.com/lockbench/lockbench/locks"
+)
+
+// The statements of the SQL sales. Arguments are interpolated by the
+// driver, so each is one round trip.
+const (
+	sqlBegin          = "START TRANSACTION"
+	sqlCommit         = "COMMIT"
+	sqlRollback       = "ROLLBACK"
+	sqlConditional    = "UPDATE " + inventoryTable + " SET stock = stock - 1 WHERE id = 1 AND stock >= 1"
+	sqlStockLocked    = "SELECT stock FROM " + inventoryTable + " WHERE id = 1 FOR UPDATE"
+	sqlStockVersion   = "SELECT stock, version FROM " + inventoryTable + " WHERE id = 1"
+	sqlWriteStock     = "UPDATE " + inventoryTable + " SET stock = ? WHERE id = 1"
+	sqlWriteIfVersion = "UPDATE " + inventoryTable + " SET stock = ?, version = version + 1 WHERE id = 1 AND version = ?"
+	sqlOrder          = "INSERT INTO " + ordersTable + " (user) VALUES (?)"
+)
+
+// erDupEntry is MySQL's ER_DUP_ENTRY: the user already has an order.
+const erDupEntry = 1062
+
+// sqlNode is one node's own connection pool to MySQL. Every statement
+// waits at the node's gate and is counted, as every Redis command is, and
+// is bounded by the command timeout.
+type sqlNode struct {
+	n       *node
+	db      *sql.DB
+	timeout time.Duration
+}
+
+// conn takes a connection from the node's pool for one sale. Nothing is
+// sent to the server, so a failure here leaves nothing behind.
+func (s *sqlNode) conn(ctx context.Context) (*sql.Conn, error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, &notSentError{err}
+	}
+	return c, nil
+}
+
+// done gives the connection back to the pool when the sale ended cleanly
+// (committed or rolled back), and otherwise closes it: the server then
+// rolls back whatever transaction was open, as it does for a client that
+// died. A pooled connection must never carry an open transaction.
+func (s *sqlNode) done(c *sql.Conn, clean bool) {
+	if !clean {
+		c.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	c.Close()
+}
+
+// send admits one statement through the node's gate and counts it; the
+// returned context bounds it by the command timeout.
+func (s *sqlNode) send(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := (hook{s.n}).admit(ctx); err != nil {
+		return nil, nil, err
+	}
+	s.n.commands.Add(1)
+	sctx, cancel := context.WithTimeout(ctx, s.timeout)
+	return sctx, cancel, nil
+}
+
+// exec sends one statement and returns the rows it changed.
+func (s *sqlNode) exec(ctx context.Context, c *sql.Conn, q string, args ...any) (int64, error) {
+	sctx, cancel, err := s.send(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	res, err := c.ExecContext(sctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// query sends one statement that answers one row and scans it.
+func (s *sqlNode) query(ctx context.Context, c *sql.Conn, q string, dest ...any) error {
+	sctx, cancel, err := s.send(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return c.QueryRowContext(sctx, q).Scan(dest...)
+}
+
+// rollback ends a transaction that must not commit; it reports whether
+// the connection is clean again.
+func (s *sqlNode) rollback(ctx context.Context, c *sql.Conn) bool {
+	_, err := s.exec(ctx, c, sqlRollback)
+	return err == nil
+}
+
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == erDupEntry
+}
+
+// sqlPurchase is one attempt of a StoreMySQL implementation. Only a
+// COMMIT that was sent and not answered has an unknown outcome: every
+// earlier statement belongs to a transaction that cannot commit without
+// it, and a connection that fails is closed, which rolls it back.
+func (r *run) sqlPurchase(ctx context.Context, n *node, op *history.Op, user int32) {
+	s := n.sql
+	c, err := s.conn(ctx)
+	if err != nil {
+		op.Outcome = r.failed(ctx, history.Failed)
+		return
+	}
+	clean := false
+	defer func() { s.done(c, clean) }()
+	switch r.cfg.Impl.SQL {
+	case locks.SaleConditional:
+		clean = r.sqlConditional(ctx, s, c, op, user)
+	case locks.SaleForUpdate:
+		clean = r.sqlForUpdate(ctx, n, c, op, user)
+	case locks.SaleVersion:
+		clean = r.sqlVersion(ctx, n, c, op, user)
+	}
+}
+
+// uncommitted records an attempt that stopped before its COMMIT was sent:
+// nothing it did can have taken effect.
+func (r *run) uncommitted(ctx context.Context, op *history.Op, read bool) {
+	if !read {
+		op.ReadCall, op.ReadReturn, op.Stock = 0, 0, history.NoStock
+	}
+	op.WriteCall, op.Write = 0, history.NoWrite
+	op.Outcome = r.failed(ctx, history.Failed)
+}
+
+// commit sends COMMIT and records what became of the write sent at
+// op.WriteCall. It reports whether the connection is clean.
+func (r *run) commit(ctx context.Context, s *sqlNode, c *sql.Conn, op *history.Op) bool {
+	if _, err := s.exec(ctx, c, sqlCommit); err != nil {
+		if notSent(err) {
+			r.uncommitted(ctx, op, true)
+			return false
+		}
+		// Sent and not answered: the transaction may have committed.
+		op.Write = history.Indeterminate
+		op.Outcome = r.failed(ctx, history.Unknown)
+		return false
+	}
+	op.WriteReturn = r.now()
+	op.Write, op.Outcome = history.Applied, history.Sold
+	return true
+}
+
+// sqlConditional is the seeds' conditional UPDATE. The SELECT after it
+// reads, under the row lock the UPDATE took, the stock it left: the sale
+// read one more.
+func (r *run) sqlConditional(ctx context.Context, s *sqlNode, c *sql.Conn, op *history.Op, user int32) bool {
+	if _, err := s.exec(ctx, c, sqlBegin); err != nil {
+		r.uncommitted(ctx, op, false)
+		return false
+	}
+	op.ReadCall = r.now()
+	rows, err := s.exec(ctx, c, sqlConditional)
+	if err != nil {
+		r.uncommitted(ctx, op, false)
+		return false
+	}
+	var stock int64
+	if err := s.query(ctx, c, sqlStockLocked, &stock); err != nil {
+		r.uncommitted(ctx, op, false)
+		return false
+	}
+	op.ReadReturn = r.now()
+	if rows == 0 {
+		op.Stock, op.Outcome = stock, history.SoldOut
+		return s.rollback(ctx, c)
+	}
+	op.Stock = stock + 1
+	if _, err := s.exec(ctx, c, sqlOrder, user); err != nil {
+		if isDuplicate(err) {
+			op.Outcome = history.Duplicate
+			return s.rollback(ctx, c)
+		}
+		r.uncommitted(ctx, op, true)
+		return false
+	}
+	op.WriteCall = op.ReadCall
+	return r.commit(ctx, s, c, op)
+}
+
+// business is the business step inside a sale: the Business probe point,
+// then --hold. It returns false when the client was stopped there.
+func (r *run) business(ctx context.Context, n *node) bool {
+	if err := r.probe(ctx, n, locks.Business); err != nil {
+		return false
+	}
+	if r.cfg.Hold > 0 {
+		if err := ctxtime.Sleep(ctx, r.cfg.Hold); err != nil {
+			return false
+		}
+		if err := n.gate.wait(ctx); err != nil || ctx.Err() != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// sqlForUpdate reads the stock with SELECT ... FOR UPDATE and writes
+// stock-1 in the same transaction: the row lock is held across the
+// business step, where pause and slow faults strike.
+func (r *run) sqlForUpdate(ctx context.Context, n *node, c *sql.Conn, op *history.Op, user int32) bool {
+	s := n.sql
+	if _, err := s.exec(ctx, c, sqlBegin); err != nil {
+		r.uncommitted(ctx, op, false)
+		return false
+	}
+	op.ReadCall = r.now()
+	var stock int64
+	if err := s.query(ctx, c, sqlStockLocked, &stock); err != nil {
+		r.uncommitted(ctx, op, false)
+		return false
+	}
+	op.ReadReturn = r.now()
+	op.Stock = stock
+	if stock <= 0 {
+		op.Outcome = history.SoldOut
+		return s.rollback(ctx, c)
+	}
+	if _, err := s.exec(ctx, c, sqlOrder, user); err != nil {
+		if isDuplicate(err) {
+			op.Outcome = history.Duplicate
+			return s.rollback(ctx, c)
+		}
+		r.uncommitted(ctx, op, true)
+		return false
+	}
+	if !r.business(ctx, n) {
+		r.uncommitted(ctx, op, true)
+		return false
+	}
+	op.WriteCall = r.now()
+	if _, err := s.exec(ctx, c, sqlWriteStock, stock-1); err != nil {
+		r.uncommitted(ctx, op, true)
+		return false
+	}
+	return r.commit(ctx, s, c, op)
+}
+
+// versionRetryMax bounds the jittered pause before an optimistic retry.
+const versionRetryMax = 2 * time.Millisecond
+
+// sqlVersion reads stock and version without a lock, then writes stock-1
+// only if the version is still the one read, retrying from the read on a
+// conflict. The history keeps the last try.
+func (r *run) sqlVersion(ctx context.Context, n *node, c *sql.Conn, op *history.Op, user int32) bool {
+	s := n.sql
+	for {
+		op.ReadCall = r.now()
+		var stock, version int64
+		if err := s.query(ctx, c, sqlStockVersion, &stock, &version); err != nil {
+			r.uncommitted(ctx, op, false)
+			return false
+		}
+		op.ReadReturn = r.now()
+		op.Stock = stock
+		if stock <= 0 {
+			op.Outcome = history.SoldOut
+			return true
+		}
+		if !r.business(ctx, n) {
+			r.uncommitted(ctx, op, true)
+			return false
+		}
+		if _, err := s.exec(ctx, c, sqlBegin); err != nil {
+			r.uncommitted(ctx, op, true)
+			return false
+		}
+		op.WriteCall = r.now()
+		rows, err := s.exec(ctx, c, sqlWriteIfVersion, stock-1, version)
+		if err != nil {
+			r.uncommitted(ctx, op, true)
+			return false
+		}
+		if rows == 0 {
+			// Someone wrote since the read: nothing was changed here.
+			op.WriteCall = 0
+			if !s.rollback(ctx, c) {
+				r.uncommitted(ctx, op, true)
+				return false
+			}
+			if err := ctxtime.Sleep(ctx, rand.N(versionRetryMax)); err != nil {
+				r.uncommitted(ctx, op, true)
+				return true
+			}
+			continue
+		}
+		if _, err := s.exec(ctx, c, sqlOrder, user); err != nil {
+			op.WriteCall = 0
+			if isDuplicate(err) {
+				op.Outcome = history.Duplicate
+				return s.rollback(ctx, c)
+			}
+			r.uncommitted(ctx, op, true)
+			return false
+		}
+		return r.commit(ctx, s, c, op)
+	}
+}
+
+// openSQL gives node n its own MySQL pool, of the run's pool size.
+func (r *run) openSQL(n *node) error {
+	db, err := openMySQL(r.cfg.MySQL.cfg, r.cfg.Pool)
+	if err != nil {
+		return err
+	}
+	n.sql = &sqlNode{n: n, db: db, timeout: cmp.Or(r.cfg.CommandTimeout, 3*time.Second)}
+	return nil
+}
