@@ -79,6 +79,9 @@ type Env struct {
 	Now func() time.Time
 	// Probe is the node's fault probe; nil means no faults.
 	Probe Probe
+	// ZooKeeper is the node's way to a ZooKeeper server, for the
+	// implementations whose lock lives there; nil when the run has none.
+	ZooKeeper *ZooKeeper
 }
 
 func (e *Env) now() time.Time {
@@ -144,6 +147,9 @@ type Impl struct {
 	Reentrant bool
 	// Fenced is true when leases carry fencing tokens that the store checks.
 	Fenced bool
+	// ZooKeeper is true when the lock lives in ZooKeeper: New needs
+	// Env.ZooKeeper (the inventory stays in Redis).
+	ZooKeeper bool
 	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
 	DefaultTTL time.Duration
 	// Scripts are the Lua scripts the implementation runs, for preloading.
