@@ -94,6 +94,20 @@ const pauseLease = 2 * time.Second
 // longer lease.
 const serverPauseWhy = "with the pause shorter than the lease, the cell shows that timed-out commands with unknown outcomes raise no false alarm. A pause longer than the lease is a different, racy failure (measured: watchdog oversold in 1 of 20 seeds): the server's clock runs on, the lease is found expired when it answers again, and a second holder can read the stock before the first one's queued write lands"
 
+// zkSession is the session timeout of the ZooKeeper cells: the matrix's
+// 200 ms lease would make heartbeats every 67 ms, which a loaded machine
+// misses, expiring sessions with no fault at all.
+const zkSession = time.Second
+
+// zkSeedPartitionWhy is the seed's swallowed exception.
+const zkSeedPartitionWhy = "not in the catalog: seed 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
+
+// zkSeedCrashWhy is the seed's missing re-check after a wake-up.
+const zkSeedCrashWhy = "the catalog has no seed row; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time"
+
+// zkPartitionWhy says why a cut does not break the correct lock here.
+const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers fail instead of entering, and the cut holder's critical section ends (its write times out after the matrix's 500 ms command timeout) before its session expires (1 s). With a command timeout longer than the session timeout the holder would still be inside when the next one enters"
+
 // Truth is ../shared/docs/catalog.md's truth table, as measured: every
 // implementation against every fault that applies to it.
 var Truth = []Cell{
@@ -169,6 +183,17 @@ var Truth = []Cell{
 	{Impl: "fenced", Fault: "crash-holder", Want: Safe},
 	{Impl: "fenced", Fault: "server-pause", Want: DataSafe},
 	{Impl: "fenced", Fault: "partition", Want: DataSafe},
+
+	// ZooKeeper locks: the session timeout is the lease.
+	{Impl: "zookeeper", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
+	{Impl: "zookeeper", Fault: "slow-holder", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper", Fault: "crash-holder", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper", Fault: "partition", TTL: zkSession, Want: Safe, Why: zkPartitionWhy},
+	{Impl: "zookeeper-seed002", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper-seed002", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
+	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Want: Overlap, Why: zkSeedCrashWhy},
+	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zkSeedPartitionWhy},
 
 	// Third-party Go locks, with their documented defaults.
 	{Impl: "redsync", Want: Safe},

@@ -319,6 +319,9 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d cells, %d as expected, %d differ\n", len(result.Matrix), len(result.Matrix)-differ, differ)
+	for _, n := range o.notRun {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	for _, c := range result.Matrix {
 		if !c.Match {
 			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))
@@ -351,6 +354,9 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		parts = append(parts, "--redis="+o.redis)
 	case backendDocker:
 		parts = append(parts, "--backend=docker", "--redis-image="+o.redisImage)
+	}
+	if o.zk != "" {
+		parts = append(parts, "--zk="+o.zk)
 	}
 	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
 	return strings.Join(parts, " ")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/zktest"
+	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -68,8 +70,13 @@ func TestTruthTable(t *testing.T) {
 			// more.
 			slots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 4}[kind])
 			shared := newBackend(t, kind)
+			zk := truthZooKeeper(t, kind)
 			for i, cell := range faults.Truth {
 				t.Run(cell.Name(), func(t *testing.T) {
+					im, _ := locks.Lookup(cell.Impl)
+					if im.ZooKeeper && zk == nil {
+						t.Skipf("the ZooKeeper cells run once, on the embedded inventory, against a real ZooKeeper (apt-get install zookeeperd; %s=1 makes its absence fatal)", zktest.RequireEnv)
+					}
 					t.Parallel()
 					slots <- struct{}{}
 					defer func() { <-slots }()
@@ -88,6 +95,9 @@ func TestTruthTable(t *testing.T) {
 					}
 					if kind == "redis" {
 						o.redis = "test" // only for the reproduce lines
+					}
+					if im.ZooKeeper {
+						o.zk, o.zkServer = zk.Addr, zk
 					}
 					o.prefix = fmt.Sprintf("lockbench-test:%d:", i)
 					n := safeSeeds
@@ -121,6 +131,21 @@ func TestTruthTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// truthZooKeeper starts the ZooKeeper of the truth table's ZooKeeper
+// cells, under the embedded kind only (the inventory's server makes no
+// difference to them), or returns nil.
+func truthZooKeeper(t *testing.T, kind string) *workload.ZooKeeper {
+	t.Helper()
+	if kind != "embedded" || !zktest.Available() && os.Getenv(zktest.RequireEnv) != "1" {
+		return nil
+	}
+	z, err := workload.DialZooKeeper(t.Context(), zktest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }
 
 // newBackend starts a server of the kind for the test: the embedded one,

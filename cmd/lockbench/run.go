@@ -42,6 +42,7 @@ type runOpts struct {
 	backendKind  string // embedded, redis or docker; resolved by validate
 	redis        string
 	redisImage   string
+	zk           string // ZooKeeper address of the zookeeper implementations
 	password     string
 	prefix       string
 	force        bool
@@ -56,6 +57,9 @@ type runOpts struct {
 	gate         gateOpts
 
 	specs []faults.Spec // parsed from faults by validate
+
+	zkServer *workload.ZooKeeper // reached by start when --zk is given
+	notRun   []string            // implementations --impl=all left out, and why
 }
 
 const runExamples = `
@@ -111,6 +115,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis started in a container, removed on exit) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port); implies --backend=redis")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
+	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted)")
@@ -152,7 +157,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	for _, name := range o.impls {
 		name = strings.TrimSpace(name)
 		if name == "all" {
-			impls = locks.All()
+			impls = o.withoutZooKeeper(locks.All())
 			break
 		}
 		im, ok := locks.Lookup(name)
@@ -195,6 +200,9 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		return nil, usageErr("--prefix, --force and --redis-password apply to a real Redis: give --redis too")
 	}
 	if err := o.resolveBackend(fs); err != nil {
+		return nil, err
+	}
+	if err := o.needZooKeeper(impls); err != nil {
 		return nil, err
 	}
 	specs, err := faults.Parse(o.faults)
@@ -240,6 +248,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer done()
+	for _, n := range o.notRun {
+		fmt.Fprintf(stderr, "lockbench: %s\n", n)
+	}
 
 	result := o.newResult(o.command(fs), impls, backend)
 	for _, sp := range o.specs {
@@ -305,6 +316,12 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 		return fail(err)
 	}
 	undo = append(undo, func() { backend.Close() })
+	if o.zk != "" {
+		if o.zkServer, err = workload.DialZooKeeper(ctx, o.zk); err != nil {
+			return fail(&exitError{code: exitInfra, err: err})
+		}
+	}
+
 	return ctx, backend, done, nil
 }
 
@@ -315,7 +332,7 @@ func (o *runOpts) newResult(command string, impls []locks.Impl, backend workload
 		Version: buildVersion(),
 		Started: time.Now().UTC(),
 		Command: command,
-		Config:  o.config(impls, backend.Name()),
+		Config:  o.config(impls, o.serverNames(backend)),
 	}
 }
 
@@ -348,6 +365,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		Reentry:        o.reentry,
 		Timeout:        o.timeout,
 		CommandTimeout: o.cmdTimeout,
+		ZooKeeper:      o.zkServer,
 	}
 	if progress != nil {
 		cfg.Progress = progress.update
