@@ -12,20 +12,22 @@ import (
 )
 
 // proxies puts a toxiproxy proxy, run in process, between chosen nodes and
-// the server. Toxics on a node's proxy slow or cut only that node's link.
+// each server they use (Redis, and ZooKeeper when the lock lives there).
+// Toxics on a node's proxies slow or cut only that node's links, all of
+// them at once, as a node's network would.
 type proxies struct {
 	mu     sync.Mutex
 	server *toxiproxy.ApiServer
 	all    bool         // every node wants a proxy
 	nodes  map[int]bool // the nodes that want one
-	byNode map[int]*toxiproxy.Proxy
+	byNode map[int][]*toxiproxy.Proxy
 }
 
 func newProxies() *proxies {
 	return &proxies{
 		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 		nodes:  map[int]bool{},
-		byNode: map[int]*toxiproxy.Proxy{},
+		byNode: map[int][]*toxiproxy.Proxy{},
 	}
 }
 
@@ -49,35 +51,44 @@ func (px *proxies) wants(node int) bool {
 	return px.all || px.nodes[node]
 }
 
-// start runs node's proxy to upstream on a free loopback port and returns
-// its address.
+// start runs a proxy from node to upstream on a free loopback port and
+// returns its address.
 func (px *proxies) start(node int, upstream string) (string, error) {
 	px.mu.Lock()
 	defer px.mu.Unlock()
-	p := toxiproxy.NewProxy(px.server, fmt.Sprintf("node%d", node), "127.0.0.1:0", upstream)
+	p := toxiproxy.NewProxy(px.server, fmt.Sprintf("node%d-%d", node, len(px.byNode[node])), "127.0.0.1:0", upstream)
 	if err := p.Start(); err != nil {
 		return "", fmt.Errorf("faults: proxy for node %d: %w", node, err)
 	}
-	px.byNode[node] = p
+	px.byNode[node] = append(px.byNode[node], p)
 	return p.Listen, nil
 }
 
-func (px *proxies) proxy(node int) (*toxiproxy.Proxy, error) {
+func (px *proxies) proxy(node int) ([]*toxiproxy.Proxy, error) {
 	px.mu.Lock()
 	defer px.mu.Unlock()
-	p, ok := px.byNode[node]
+	ps, ok := px.byNode[node]
 	if !ok {
 		return nil, fmt.Errorf("faults: node %d has no proxy", node)
 	}
-	return p, nil
+	return ps, nil
 }
 
-// add puts a toxic on node's link, in both directions or downstream only.
+// add puts a toxic on node's links, in both directions or downstream only.
 func (px *proxies) add(node int, name, typ string, attrs string, both bool) error {
-	p, err := px.proxy(node)
+	ps, err := px.proxy(node)
 	if err != nil {
 		return err
 	}
+	for _, p := range ps {
+		if err := addToxic(p, node, name, typ, attrs, both); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addToxic(p *toxiproxy.Proxy, node int, name, typ string, attrs string, both bool) error {
 	streams := []string{"downstream"}
 	if both {
 		streams = append(streams, "upstream")
@@ -103,11 +114,13 @@ func (px *proxies) cut(node int) error {
 
 // mend removes every toxic from node's link.
 func (px *proxies) mend(node int) {
-	p, err := px.proxy(node)
+	ps, err := px.proxy(node)
 	if err != nil {
 		return
 	}
-	p.Toxics.ResetToxics(context.Background())
+	for _, p := range ps {
+		p.Toxics.ResetToxics(context.Background())
+	}
 }
 
 // heal mends every link.
@@ -127,8 +140,10 @@ func (px *proxies) heal() {
 func (px *proxies) close() {
 	px.mu.Lock()
 	defer px.mu.Unlock()
-	for _, p := range px.byNode {
-		p.Stop()
+	for _, ps := range px.byNode {
+		for _, p := range ps {
+			p.Stop()
+		}
 	}
-	px.byNode = map[int]*toxiproxy.Proxy{}
+	px.byNode = map[int][]*toxiproxy.Proxy{}
 }

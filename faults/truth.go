@@ -109,6 +109,20 @@ const redlockRestartWhy = "Kleppmann's case, made to happen: node 0 is cut off f
 // versionWhy says why the mysql-version cells expect data safety only.
 const versionWhy = "the catalog says safe; measured: the data is safe in every run, but the optimistic retries of 40 buyers on one row are load-bound. Run alone on 2 cores every unit sells (5 of 5 seeds per cell); with four cells at once on the same machine, buyers run past the matrix's 500 ms command timeout and 2-70 of 300 units were left unsold in 8 of 20 runs (4 cells x 5 seeds)"
 
+// zkSession is the session timeout of the ZooKeeper cells: the matrix's
+// 200 ms lease would make heartbeats every 67 ms, which a loaded machine
+// misses, expiring sessions with no fault at all.
+const zkSession = time.Second
+
+// zkSeedPartitionWhy is the seed's swallowed exception.
+const zkSeedPartitionWhy = "not in the catalog: seed 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
+
+// zkSeedCrashWhy is the seed's missing re-check after a wake-up.
+const zkSeedCrashWhy = "the catalog has no seed row; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time"
+
+// zkPartitionWhy says why a cut does not break the correct lock here.
+const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers fail instead of entering, and the cut holder's critical section ends (its write times out after the matrix's 500 ms command timeout) before its session expires (1 s). With a command timeout longer than the session timeout the holder would still be inside when the next one enters"
+
 // Truth is ../shared/docs/catalog.md's truth table, as measured: every
 // implementation against every fault that applies to it.
 var Truth = []Cell{
@@ -206,6 +220,17 @@ var Truth = []Cell{
 	{Impl: "redlock", Fault: "expire", TTL: redlockLease, Want: Expect{Label: "overlap on a majority", Lock: Must}, Why: "the key is deleted on a majority of the servers; deleted on a minority, the holder would still hold a majority"},
 	{Impl: "redlock", Fault: "crash-holder", TTL: redlockLease, Want: Safe, Why: redlockLeaseWhy},
 	{Impl: "redlock", Fault: "restart", TTL: redlockLease, Want: Overlap, Why: redlockRestartWhy},
+
+	// ZooKeeper locks: the session timeout is the lease.
+	{Impl: "zookeeper", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
+	{Impl: "zookeeper", Fault: "slow-holder", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper", Fault: "crash-holder", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper", Fault: "partition", TTL: zkSession, Want: Safe, Why: zkPartitionWhy},
+	{Impl: "zookeeper-seed002", TTL: zkSession, Want: Safe},
+	{Impl: "zookeeper-seed002", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
+	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Want: Overlap, Why: zkSeedCrashWhy},
+	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zkSeedPartitionWhy},
 
 	// Third-party Go locks, with their documented defaults.
 	{Impl: "redsync", Want: Safe},

@@ -84,6 +84,9 @@ type Env struct {
 	// server first. Nil for every other implementation; a multi-server
 	// lock given none runs on Redis alone.
 	Servers []Redis
+	// ZooKeeper is the node's way to a ZooKeeper server, for the
+	// implementations whose lock lives there; nil when the run has none.
+	ZooKeeper *ZooKeeper
 }
 
 func (e *Env) now() time.Time {
@@ -152,6 +155,9 @@ type Impl struct {
 	// MultiServer is true when the implementation runs on several
 	// independent servers (Env.Servers) instead of one, as redlock does.
 	MultiServer bool
+	// ZooKeeper is true when the lock lives in ZooKeeper: New needs
+	// Env.ZooKeeper (the inventory stays in Redis).
+	ZooKeeper bool
 	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
 	DefaultTTL time.Duration
 	// Store is where the inventory lives; the zero value is Redis.

@@ -60,6 +60,9 @@ type Config struct {
 	// a command that runs out has an unknown outcome. Zero means 3 s,
 	// go-redis's default.
 	CommandTimeout time.Duration
+	// ZooKeeper is the server of the implementations whose lock lives in
+	// ZooKeeper; nil when the run has none.
+	ZooKeeper *ZooKeeper
 	// Injector, if set, injects faults.
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.
@@ -256,14 +259,19 @@ func (r *run) startNodes(ctx context.Context) error {
 		if r.cfg.Impl.New == nil {
 			continue
 		}
+		zk, err := r.zooKeeperEnv(n)
+		if err != nil {
+			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		}
 		l, err := r.cfg.Impl.New(ctx, locks.Env{
-			Node:    i,
-			Redis:   n.client,
-			Key:     r.keys.lock,
-			TTL:     r.cfg.TTL,
-			Now:     n.now,
-			Probe:   r.prober(n),
-			Servers: lockServers(n.servers),
+			Node:      i,
+			Redis:     n.client,
+			Key:       r.keys.lock,
+			TTL:       r.cfg.TTL,
+			Now:       n.now,
+			Probe:     r.prober(n),
+			Servers:   lockServers(n.servers),
+			ZooKeeper: zk,
 		})
 		if err != nil {
 			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)

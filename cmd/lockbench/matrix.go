@@ -91,7 +91,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.notRun = o.notRunCells(only)
-	o.warnNoMySQL(stderr, " matrix")
+	o.warnLeftOut(stderr, " matrix")
 	ctx, backend, done, err := o.start(fs)
 	if err != nil {
 		return err
@@ -350,8 +350,8 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d cells, %d as expected, %d differ\n", len(result.Matrix), len(result.Matrix)-differ, differ)
-	if len(o.notRun) > 0 {
-		fmt.Fprintf(w, "%d cells not run (%s): %s\n", len(o.notRun), noMySQLReason, strings.Join(o.notRun, ", "))
+	for _, n := range o.notRun {
+		fmt.Fprintf(w, "  %s\n", n)
 	}
 	for _, c := range result.Matrix {
 		if !c.Match {
@@ -385,6 +385,9 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		parts = append(parts, "--redis="+o.redis)
 	case backendDocker:
 		parts = append(parts, "--backend=docker", "--redis-image="+o.redisImage)
+	}
+	if o.zk != "" {
+		parts = append(parts, "--zk="+o.zk)
 	}
 	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
 	return strings.Join(parts, " ")

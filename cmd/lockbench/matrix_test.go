@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/zktest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
@@ -69,12 +70,16 @@ func TestTruthTable(t *testing.T) {
 			// more.
 			slots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 4}[kind])
 			shared := newBackend(t, kind)
+			zk := truthZooKeeper(t, kind)
 			for i, cell := range faults.Truth {
 				t.Run(cell.Name(), func(t *testing.T) {
+					im, _ := locks.Lookup(cell.Impl)
+					if im.ZooKeeper && zk == nil {
+						t.Skipf("the ZooKeeper cells run once, on the embedded inventory, against a real ZooKeeper (apt-get install zookeeperd; %s=1 makes its absence fatal)", zktest.RequireEnv)
+					}
 					t.Parallel()
 					slots <- struct{}{}
 					defer func() { <-slots }()
-					im, _ := locks.Lookup(cell.Impl)
 					mysqlCell := im.Store == locks.StoreMySQL
 					if mysqlCell && kind != "embedded" {
 						t.Skip("the inventory is in MySQL: the cell runs once, under embedded")
@@ -103,6 +108,9 @@ func TestTruthTable(t *testing.T) {
 					}
 					if mysqlCell {
 						o.mysql = mysqlFor(t, fmt.Sprintf("lbtruth_%d", i))
+					}
+					if im.ZooKeeper {
+						o.zk, o.zkServer = zk.Addr, zk
 					}
 					o.prefix = fmt.Sprintf("lockbench-test:%d:", i)
 					n := safeSeeds
@@ -136,6 +144,21 @@ func TestTruthTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// truthZooKeeper starts the ZooKeeper of the truth table's ZooKeeper
+// cells, under the embedded kind only (the inventory's server makes no
+// difference to them), or returns nil.
+func truthZooKeeper(t *testing.T, kind string) *workload.ZooKeeper {
+	t.Helper()
+	if kind != "embedded" || !zktest.Available() && os.Getenv(zktest.RequireEnv) != "1" {
+		return nil
+	}
+	z, err := workload.DialZooKeeper(t.Context(), zktest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }
 
 // newBackend starts a server of the kind for the test: the embedded one,

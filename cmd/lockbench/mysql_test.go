@@ -2,7 +2,6 @@ package main
 
 import (
 	"database/sql"
-	"slices"
 	"strings"
 	"testing"
 
@@ -44,37 +43,6 @@ func TestMySQLNeedsDSN(t *testing.T) {
 				t.Errorf("exit %d, message %q; want %d naming --mysql-dsn", code, errOut, exitUsage)
 			}
 		})
-	}
-}
-
-// TestMySQLNotRunWithoutDSN: --impl=all without a MySQL leaves the MySQL
-// implementations out and names them, and the matrix lists their cells as
-// not run.
-func TestMySQLNotRunWithoutDSN(t *testing.T) {
-	t.Setenv(mysqlDSNEnv, "")
-	var o runOpts
-	fs := matrixFlags(&o)
-	if err := fs.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	impls, err := o.validate(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, im := range impls {
-		if strings.HasPrefix(im.Name, "mysql") {
-			t.Errorf("%s chosen with no MySQL", im.Name)
-		}
-	}
-	if want := []string{"mysql", "mysql-for-update", "mysql-version"}; !slices.Equal(o.noMySQL, want) {
-		t.Errorf("not run: %v, want %v", o.noMySQL, want)
-	}
-	got := o.notRunCells("")
-	if len(got) != 9 || !slices.Contains(got, "mysql-for-update/pause-holder") {
-		t.Errorf("cells not run: %v, want the 9 MySQL cells", got)
-	}
-	if got := o.notRunCells("pause-holder"); !slices.Equal(got, []string{"mysql-for-update/pause-holder", "mysql-version/pause-holder"}) {
-		t.Errorf("pause-holder cells not run: %v", got)
 	}
 }
 

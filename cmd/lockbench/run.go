@@ -44,6 +44,7 @@ type runOpts struct {
 	servers      int  // --redlock-servers
 	multiServer  bool // a multi-server impl (redlock) runs; set by validate
 	redisImage   string
+	zk           string // ZooKeeper address of the zookeeper implementations
 	password     string
 	mysqlDSN     string
 	prefix       string
@@ -58,16 +59,16 @@ type runOpts struct {
 	cmdTimeout   time.Duration
 	gate         gateOpts
 
-	specs []faults.Spec // parsed from faults by validate
-	// noMySQL lists the MySQL implementations that --impl=all left out
-	// because no MySQL was given; they are reported as not run.
-	noMySQL []string
-	mysql   *workload.MySQL // reached by start when a MySQL impl runs
+	specs    []faults.Spec       // parsed from faults by validate
+	mysql    *workload.MySQL     // reached by start when a MySQL impl runs
+	zkServer *workload.ZooKeeper // reached by start when --zk is given
 	// wantMySQL is true when an implementation to run keeps its
 	// inventory in MySQL.
 	wantMySQL bool
-	// notRun lists the matrix cells left out for want of a MySQL.
-	notRun []string
+	// leftOut lists the implementations --impl=all left out for want of
+	// a server, and why; notRun the matrix cells that leaves out.
+	leftOut []leftOut
+	notRun  []string
 }
 
 const runExamples = `
@@ -124,6 +125,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.servers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
+	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
@@ -175,10 +177,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		}
 		impls = append(impls, im)
 	}
-	impls, err := o.needMySQL(impls)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	if len(impls) == 0 {
 		return nil, usageErr("--impl: give at least one implementation")
 	}
@@ -215,8 +214,13 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
 	}
-	impls, err = o.resolveServers(fs, impls)
-	if err != nil {
+	if impls, err = o.require(impls); err != nil {
+		return nil, err
+	}
+	for _, im := range impls {
+		o.wantMySQL = o.wantMySQL || im.Store == locks.StoreMySQL
+	}
+	if impls, err = o.resolveServers(fs, impls); err != nil {
 		return nil, err
 	}
 	specs, err := faults.Parse(o.faults)
@@ -262,6 +266,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer done()
+	o.warnLeftOut(stderr, "")
 
 	result := o.newResult(o.command(fs), impls, backend)
 	for _, sp := range o.specs {
@@ -274,7 +279,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	o.warnNoMySQL(stderr, "")
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat)
 	for _, im := range o.gate.schedule(impls) {
 		if ctx.Err() != nil {
@@ -339,6 +343,12 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 		}
 		undo = append(undo, func() { o.mysql.Close() })
 	}
+	if o.zk != "" {
+		if o.zkServer, err = workload.DialZooKeeper(ctx, o.zk); err != nil {
+			return fail(&exitError{code: exitInfra, err: err})
+		}
+	}
+
 	return ctx, backend, done, nil
 }
 
@@ -349,7 +359,7 @@ func (o *runOpts) newResult(command string, impls []locks.Impl, backend workload
 		Version: buildVersion(),
 		Started: time.Now().UTC(),
 		Command: command,
-		Config:  o.config(impls, backend.Name()),
+		Config:  o.config(impls, o.serverNames(backend)),
 	}
 }
 
@@ -383,6 +393,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		Reentry:        o.reentry,
 		Timeout:        o.timeout,
 		CommandTimeout: o.cmdTimeout,
+		ZooKeeper:      o.zkServer,
 	}
 	if progress != nil {
 		cfg.Progress = progress.update

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
-	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/containers"
@@ -29,9 +28,9 @@ func (o *runOpts) redisAddrs() []string {
 	return out
 }
 
-// resolveServers checks the number of servers against the implementations
-// that run on several. An implementation named with too few servers is a
-// usage error; --impl=all on a single --redis leaves redlock out.
+// resolveServers checks --redlock-servers and notes whether a
+// multi-server implementation runs; too few --redis addresses for one is
+// a requirement (see require).
 func (o *runOpts) resolveServers(fs *pflag.FlagSet, impls []locks.Impl) ([]locks.Impl, error) {
 	if fs.Changed("redlock-servers") && o.backendKind == backendRedis {
 		return nil, usageErr("--redlock-servers applies to --backend=embedded or docker; with --backend=redis give the servers' addresses to --redis")
@@ -39,19 +38,10 @@ func (o *runOpts) resolveServers(fs *pflag.FlagSet, impls []locks.Impl) ([]locks
 	if o.servers < minServers || o.servers > 15 {
 		return nil, usageErr("--redlock-servers must be between %d and 15, got %d", minServers, o.servers)
 	}
-	all := slices.Contains(o.impls, "all")
-	var out []locks.Impl
 	for _, im := range impls {
-		if im.MultiServer && o.backendKind == backendRedis && len(o.redisAddrs()) < minServers {
-			if all {
-				continue
-			}
-			return nil, usageErr("--impl=%s runs on at least %d independent Redis servers: give their addresses to --redis as a comma list (got %d)", im.Name, minServers, len(o.redisAddrs()))
-		}
 		o.multiServer = o.multiServer || im.MultiServer
-		out = append(out, im)
 	}
-	return out, nil
+	return impls, nil
 }
 
 // serverCount is how many servers the backend starts or reaches.
