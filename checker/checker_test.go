@@ -765,3 +765,44 @@ func TestCheckNothingRead(t *testing.T) {
 		t.Errorf("Visualize: got %v, want %v", err, ErrNoViolation)
 	}
 }
+
+// TestMaximalNeverCarriesUntriedEnds: once the probe budget is spent, the
+// ends left are unconfirmed, so the answer is Unknown, never OK with ends
+// that may be unreachable (a later chunk linearized from one could hide a
+// violation).
+func TestMaximalNeverCarriesUntriedEnds(t *testing.T) {
+	tests := []struct {
+		name   string
+		stocks int // distinct stocks, one end each
+		okAt   int // the only end whose try succeeds; -1 for none
+		want   Status
+		wantN  int // ends kept
+	}{
+		{name: "one confirmed within the budget", stocks: 3, okAt: 1, want: OK, wantN: 1},
+		{name: "every stock confirmed", stocks: 4, okAt: -2, want: OK, wantN: 4},
+		{name: "none confirmed", stocks: 3, okAt: -1, want: Unknown},
+		{name: "budget spent before any is confirmed", stocks: maxProbes + 5, okAt: maxProbes + 2, want: Unknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ends []counter
+			for s := range tt.stocks {
+				ends = append(ends, counter{stock: int64(s), pending: 1})
+			}
+			tried := 0
+			got, st := maximal(ends, func(e counter) Status {
+				tried++
+				if tt.okAt == -2 || int(e.stock) == tt.okAt {
+					return OK
+				}
+				return Illegal
+			})
+			if st != tt.want || len(got) != tt.wantN {
+				t.Errorf("maximal: status %v with %d ends, want %v with %d", st, len(got), tt.want, tt.wantN)
+			}
+			if tried > maxProbes {
+				t.Errorf("tried %d ends, more than the budget %d", tried, maxProbes)
+			}
+		})
+	}
+}
