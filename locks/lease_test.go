@@ -274,14 +274,16 @@ func TestRenewNaive(t *testing.T) {
 		t.Run("dead holder", func(t *testing.T) {
 			t.Parallel()
 			key := lockKey(t)
-			// 30 s is sent as a 30 ms lease, renewed every 15 ms.
-			ls := s.nodes(t, im, key, 30*time.Second, 2)
+			// 1000 s is sent as a 1 s lease, renewed every 500 ms: a
+			// 30 ms one (--ttl=30s) would test the machine's scheduling
+			// as much as the renewal.
+			ls := s.nodes(t, im, key, 1000*time.Second, 2)
 			a := acquire(t, holdCtx(t), ls[0], "node0:a")
 			release(t, a, nil)
 			acquire(t, holdCtx(t), ls[1], "node1:b") // B dies holding it
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(2500 * time.Millisecond)
 			if !s.exists(t, key) {
-				t.Fatalf("%s expired; want it kept alive by the renewal threads", key)
+				t.Fatalf("%s expired after 2.5 leases; want it kept alive by the renewal threads", key)
 			}
 			mustNotAcquire(t, ls[0], "node0:c", refused)
 		})
