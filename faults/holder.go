@@ -31,7 +31,10 @@ func slowHolder(ctx context.Context, _ *Injector, c *workload.Controls, at workl
 // the damage show in every run (even once the stock is gone), the next
 // client to take the lock is kept inside its critical section, before its
 // read, until a third client has taken the lock the DEL freed: the two
-// then read and write side by side.
+// then read and write side by side. It is kept there half a lease at
+// most: a stray DEL frees the lock at once, and a longer hold would let the
+// second client's own lease run out, a pause-holder fault of its own that
+// would break even an unlock that deletes nothing (lua's).
 func pauseBeforeRelease(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error {
 	end := record(c, "pause-before-release", at.Node, at.Client, v)
 	defer end()
@@ -45,7 +48,7 @@ func pauseBeforeRelease(ctx context.Context, in *Injector, c *workload.Controls,
 	}
 	go func() {
 		defer letGo()
-		in.catches.wait(context.WithoutCancel(ctx), locks.Acquired, []int32{at.Client, second}, false, d)
+		in.catches.wait(context.WithoutCancel(ctx), locks.Acquired, []int32{at.Client, second}, false, v.env.Lease/2)
 	}()
 	return nil
 }

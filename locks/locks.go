@@ -48,7 +48,9 @@ const (
 	// AfterSetNX is between SETNX and the separate EXPIRE (setnx-expire).
 	AfterSetNX Point = "after-setnx"
 	// BeforeDelete is after an owner check and before the DEL that
-	// follows it (owner-check's non-atomic unlock).
+	// follows it (owner-check's non-atomic unlock), or just before an
+	// atomic compare-and-delete is sent (lua, fenced), where the same
+	// stall is harmless.
 	BeforeDelete Point = "before-delete"
 	// Acquired is right after the lock is obtained, inside the critical
 	// section, before the stock is read.

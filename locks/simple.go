@@ -139,8 +139,15 @@ func getCompareDel(ctx context.Context, env *Env, owner string) error {
 	return env.Redis.Del(ctx, env.Key).Err()
 }
 
-// compareAndDelete is the atomic Lua unlock.
+// compareAndDelete is the atomic Lua unlock. It has no window between
+// its check and its delete; a stall just before it is sent (the
+// BeforeDelete probe) shows that: the lease runs out, another client takes
+// the lock, and the late unlock finds a value not its own and deletes
+// nothing.
 func compareAndDelete(ctx context.Context, env *Env, owner string) error {
+	if err := env.probe(ctx, BeforeDelete); err != nil {
+		return err
+	}
 	n, err := luaUnlock.Run(ctx, env.Redis, []string{env.Key}, owner).Int64()
 	if err != nil {
 		return err
