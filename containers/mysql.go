@@ -135,3 +135,6 @@ func (m *MySQL) ContainerID() string { return m.ctr.GetContainerID() }
 
 // Close stops and removes the container.
 func (m *MySQL) Close() error { return closeServer(m.ctr) }
+
+// Image is the image the server runs.
+func (m *MySQL) Image() string { return m.image }

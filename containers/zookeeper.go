@@ -162,3 +162,6 @@ func (z *ZooKeeper) ContainerID() string { return z.ctr.GetContainerID() }
 
 // Close stops and removes the container.
 func (z *ZooKeeper) Close() error { return closeServer(z.ctr) }
+
+// Image is the image the server runs.
+func (z *ZooKeeper) Image() string { return z.image }
