@@ -27,8 +27,9 @@ screenshot:
 	LOCKBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestReportInBrowser$$' ./cmd/lockbench/ -screenshot
 
 # A dockerd for the docker backend, with its bridge and iptables off,
-# unless one runs; then lockbench/redis:local, built from Debian's
-# redis-server, for machines that cannot pull redis:7.
+# unless one runs; then lockbench/redis:local, lockbench/zookeeper:local
+# and lockbench/mariadb:local, built from Debian's packages, for machines
+# that cannot pull redis:7, zookeeper:3.9 and mariadb:11.
 dockerd:
 	scripts/dockerd.sh
 

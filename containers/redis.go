@@ -1,5 +1,7 @@
 // Package containers starts the servers a sale runs against in Docker
-// containers, with testcontainers-go: `lockbench --backend=docker`. Each
+// containers, with testcontainers-go: `lockbench --backend=docker`. Redis
+// (one, or N for redlock), and the ZooKeeper and MariaDB that the
+// zookeeper and mysql implementations need. Each
 // container uses the host's network and listens on 127.0.0.1 only, so that
 // every connection stays on loopback and a dockerd started without its
 // bridge (--bridge=none --iptables=false) will do. A backend removes its
@@ -42,7 +44,8 @@ var ErrDocker = errors.New("containers: docker")
 // Labels of every container lockbench starts, so that one left behind by
 // a killed process can be found: docker ps -a --filter label=lockbench.
 const (
-	// Label's value is the server the container runs (redis).
+	// Label's value is the server the container runs (redis, zookeeper,
+	// mysql).
 	Label = "lockbench"
 	// PIDLabel's value is the process ID of the lockbench that started it.
 	PIDLabel = "lockbench.pid"

@@ -68,34 +68,51 @@ func TestDockerBackend(t *testing.T) {
 }
 
 // TestDockerInterrupt: Ctrl-C during a sale on the docker backend exits
-// 130 and removes the container.
+// 130 and removes every container: Redis's, and the ZooKeeper's and
+// MariaDB's that the zookeeper and mysql implementations bring.
 func TestDockerInterrupt(t *testing.T) {
-	image := dockertest.RedisImage(t)
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "--backend=docker", "--redis-image="+image,
-		"--impl=lua", "--clients=20000", "--stock=20000", "--ramp=30s", "--seed=1")
-	cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	redis := dockertest.RedisImage(t)
+	servers := []string{"--impl=lua,zookeeper,mysql", "--zk-image=" + dockertest.ZooKeeperImage(t), "--mysql-image=" + dockertest.MySQLImage(t)}
+	tests := []struct {
+		name       string
+		args       []string
+		containers int // started before the sale begins
+	}{
+		{"redis", []string{"--impl=lua"}, 1},
+		{"zookeeper and mysql", servers, 3},
+		// Redis runs, ZooKeeper and MariaDB are starting or yet to.
+		{"while the servers start", servers, 1},
 	}
-	// Interrupt once the container runs.
-	deadline := time.Now().Add(30 * time.Second)
-	for len(dockertest.Leftovers(t, cmd.Process.Pid)) == 0 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no container after 30s:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // into the sale
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Errorf("exit %d (%v), want %d:\n%s", code, err, exitInterrupted, out.String())
-	}
-	if ids := dockertest.Leftovers(t, cmd.Process.Pid); len(ids) > 0 {
-		t.Errorf("containers left after Ctrl-C: %v", ids)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--backend=docker", "--redis-image=" + redis,
+				"--clients=20000", "--stock=20000", "--ramp=30s", "--seed=1"}, tt.args...)
+			cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Interrupt once every container runs.
+			deadline := time.Now().Add(60 * time.Second)
+			for len(dockertest.Leftovers(t, cmd.Process.Pid)) < tt.containers {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("not %d containers after 60s:\n%s", tt.containers, out.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond) // into the sale, or the next start
+			cmd.Process.Signal(syscall.SIGINT)
+			err := cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d (%v), want %d:\n%s", code, err, exitInterrupted, out.String())
+			}
+			if ids := dockertest.Leftovers(t, cmd.Process.Pid); len(ids) > 0 {
+				t.Errorf("containers left after Ctrl-C: %v", ids)
+			}
+		})
 	}
 }

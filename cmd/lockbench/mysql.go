@@ -9,7 +9,7 @@ import (
 const mysqlDSNEnv = "LOCKBENCH_MYSQL_DSN"
 
 // noMySQLReason says why the MySQL implementations cannot run.
-const noMySQLReason = "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $" + mysqlDSNEnv
+const noMySQLReason = "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $" + mysqlDSNEnv + ", or run with --backend=docker (MariaDB in a container)"
 
 // mysqlFaults rejects the faults that cannot reach a MySQL
 // implementation's server: lockbench cannot pause or restart a MySQL it

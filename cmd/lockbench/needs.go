@@ -27,12 +27,12 @@ func (o *runOpts) requirements() []requirement {
 	return []requirement{
 		{
 			of:     func(im locks.Impl) bool { return im.Store == locks.StoreMySQL },
-			met:    o.mysqlDSN != "",
+			met:    o.mysqlDSN != "" || o.backendKind == backendDocker,
 			reason: noMySQLReason,
 		},
 		{
 			of:     func(im locks.Impl) bool { return im.ZooKeeper },
-			met:    o.zk != "",
+			met:    o.zk != "" || o.backendKind == backendDocker,
 			reason: noZooKeeper,
 		},
 		{

@@ -62,6 +62,13 @@ type runOpts struct {
 	specs    []faults.Spec       // parsed from faults by validate
 	mysql    *workload.MySQL     // reached by start when a MySQL impl runs
 	zkServer *workload.ZooKeeper // reached by start when --zk is given
+	// zkImage and mysqlImage are --zk-image and --mysql-image; the
+	// containers are those --backend=docker started (see dockerServers).
+	zkImage, mysqlImage string
+	zkContainer         *containers.ZooKeeper
+	mysqlContainer      *containers.MySQL
+	// wantZK is true when an implementation to run locks in ZooKeeper.
+	wantZK bool
 	// wantMySQL is true when an implementation to run keeps its
 	// inventory in MySQL.
 	wantMySQL bool
@@ -121,7 +128,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
-	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis started in a container, removed on exit) (default embedded, or redis when --redis is given)")
+	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.servers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
@@ -138,6 +145,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
+	dockerFlags(fs, o)
 	gateFlags(fs, &o.gate)
 	return fs
 }
@@ -219,6 +227,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	}
 	for _, im := range impls {
 		o.wantMySQL = o.wantMySQL || im.Store == locks.StoreMySQL
+		o.wantZK = o.wantZK || im.ZooKeeper
 	}
 	if impls, err = o.resolveServers(fs, impls); err != nil {
 		return nil, err
@@ -337,7 +346,12 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 		return fail(err)
 	}
 	undo = append(undo, func() { backend.Close() })
-	if o.wantMySQL {
+	stopServers, err := o.dockerServers(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	undo = append(undo, stopServers)
+	if o.wantMySQL && o.mysql == nil {
 		if o.mysql, err = workload.DialMySQL(ctx, o.mysqlDSN); err != nil {
 			return fail(&exitError{code: exitInfra, err: err})
 		}
@@ -522,7 +536,7 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 	if o.redisImage == "" {
 		return usageErr("--redis-image must not be empty")
 	}
-	return nil
+	return o.resolveImages(fs)
 }
 
 // backend starts or reaches the server the options name. Whatever it
@@ -586,10 +600,7 @@ func (o *runOpts) config(impls []locks.Impl, backend string) reports.Config {
 	for _, im := range impls {
 		names = append(names, im.Name)
 	}
-	mysql := ""
-	if o.mysql != nil {
-		mysql = o.mysql.Name()
-	}
+	mysql := o.mysqlName()
 	return reports.Config{
 		Impls:    names,
 		Backend:  backend,

@@ -1,9 +1,9 @@
-// Package dockertest gives tests of the docker backend the Redis image to
-// run and the containers a process left behind. Without a Docker daemon,
-// or without the image, tests skip, unless LOCKBENCH_REQUIRE_DOCKER=1
-// makes that a failure (CI sets it after starting dockerd and building
-// lockbench/redis:local), so that a missing daemon can never turn a
-// required run green.
+// Package dockertest gives tests of the docker backend the images to run
+// (Redis, ZooKeeper, MySQL) and the containers a process left behind.
+// Without a Docker daemon, or without the image, tests skip, unless
+// LOCKBENCH_REQUIRE_DOCKER=1 makes that a failure (CI sets it after
+// starting dockerd and building the local images), so that a missing
+// daemon can never turn a required run green.
 package dockertest
 
 import (
@@ -30,7 +30,28 @@ const RequireEnv = "LOCKBENCH_REQUIRE_DOCKER"
 // or the image is not on it: tests never pull.
 func RedisImage(t testing.TB) string {
 	t.Helper()
-	image := cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage)
+	return image(t, containers.RedisImageEnv, containers.RedisImage, "lockbench/redis:local")
+}
+
+// ZooKeeperImage returns the ZooKeeper image the docker backend runs in
+// tests: $LOCKBENCH_ZK_IMAGE, else the official one; skipped or failed as
+// RedisImage.
+func ZooKeeperImage(t testing.TB) string {
+	t.Helper()
+	return image(t, containers.ZooKeeperImageEnv, containers.ZooKeeperImage, "lockbench/zookeeper:local")
+}
+
+// MySQLImage returns the MySQL image the docker backend runs in tests:
+// $LOCKBENCH_MYSQL_IMAGE, else the official one; skipped or failed as
+// RedisImage.
+func MySQLImage(t testing.TB) string {
+	t.Helper()
+	return image(t, containers.MySQLImageEnv, containers.MySQLImage, "lockbench/mariadb:local")
+}
+
+func image(t testing.TB, env, official, local string) string {
+	t.Helper()
+	image := cmp.Or(os.Getenv(env), official)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ok, err := containers.HasImage(ctx, image)
@@ -38,7 +59,7 @@ func RedisImage(t testing.TB) string {
 	case err != nil:
 		unavailable(t, "no Docker daemon (apt-get install docker.io; scripts/dockerd.sh): %v", err)
 	case !ok:
-		unavailable(t, "image %s is not on the Docker daemon (scripts/docker-images.sh builds lockbench/redis:local; %s names the image)", image, containers.RedisImageEnv)
+		unavailable(t, "image %s is not on the Docker daemon (scripts/docker-images.sh builds %s; %s names the image)", image, local, env)
 	}
 	return image
 }
