@@ -10,16 +10,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/locks"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns a missing
@@ -115,7 +115,9 @@ admin.enableServer=false
 	}
 	deadline := time.Now().Add(startTimeout)
 	for {
-		if ruok(addr) {
+		// srvr, not ruok: ruok says imok before the server accepts
+		// sessions (seen with the container image).
+		if locks.ZooKeeperVersion(addr, time.Second) != "" {
 			t.Cleanup(stop)
 			return addr, nil
 		}
@@ -129,22 +131,6 @@ admin.enableServer=false
 			return "", fmt.Errorf("zookeeper on %s did not answer within %v; output: %s", addr, startTimeout, out.String())
 		}
 	}
-}
-
-// ruok reports whether the server at addr answers the ruok four-letter
-// word with imok (it does once it serves requests).
-func ruok(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := io.WriteString(c, "ruok"); err != nil {
-		return false
-	}
-	b, _ := io.ReadAll(io.LimitReader(c, 16))
-	return strings.TrimSpace(string(b)) == "imok"
 }
 
 func freePort() (int, error) {
