@@ -168,7 +168,7 @@ func matrixCells(impls []locks.Impl, only string) ([]faults.Cell, error) {
 }
 
 // cellOpts are the options one cell runs with: the matrix's, with the
-// cell's own node count, lease, arrivals and fault.
+// cell's own node count, lease, arrivals, timeout and fault.
 func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
 	co := *o
 	if cell.Nodes > 0 {
@@ -179,6 +179,9 @@ func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
 	}
 	if cell.Burst {
 		co.ramp = 0
+	}
+	if cell.Timeout > 0 && cell.Timeout < co.timeout {
+		co.timeout = cell.Timeout
 	}
 	co.faults = cell.Fault
 	return co
