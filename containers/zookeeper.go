@@ -49,7 +49,8 @@ type ZooKeeper struct {
 // StartZooKeeper starts image (ZooKeeperImage when empty) with host
 // networking and a standalone server on a free 127.0.0.1 port (tickTime
 // 100 ms, minSessionTimeout ZooKeeperMinSession, the srvr, ruok and
-// conf four-letter words allowed, no admin server, data in the container), and
+// conf four-letter words allowed, no admin server, data in the container
+// and not synced to disk: a throwaway server, and every lock is a write), and
 // returns once it serves requests. As StartRedis, it leaves nothing running
 // on an error and does not let a cancelled ctx interrupt a start.
 func StartZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
@@ -119,6 +120,7 @@ dataDir=/data
 clientPort=%d
 clientPortAddress=127.0.0.1
 admin.enableServer=false
+forceSync=no
 4lw.commands.whitelist=srvr,ruok,conf
 `, ZooKeeperMinSession.Milliseconds(), port)
 }
