@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,6 +36,35 @@ func truthSeeds(t *testing.T) (failSeeds, safeSeeds int) {
 	return failSeeds, safeSeeds
 }
 
+// truthKinds are the servers the truth table runs on: the embedded one
+// and, when redis-server is there (or required), a real one.
+// LOCKBENCH_TRUTH_KINDS=redis (or embedded) narrows them: CI runs the
+// table against the real redis-server only, within its time.
+func truthKinds(t *testing.T) []string {
+	t.Helper()
+	kinds := []string{"embedded"}
+	if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" || redistest.Available() {
+		kinds = append(kinds, "redis")
+	} else {
+		t.Log("redis-server not on PATH: real-Redis rows skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+	}
+	v := os.Getenv("LOCKBENCH_TRUTH_KINDS")
+	if v == "" {
+		return kinds
+	}
+	var out []string
+	for _, k := range strings.Split(v, ",") {
+		if k = strings.TrimSpace(k); k != "embedded" && k != "redis" {
+			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: want embedded, redis or both, comma separated", v)
+		}
+		if k == "redis" && !slices.Contains(kinds, "redis") {
+			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: redis-server is not on PATH", v)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
 // mustFail reports whether a cell expects some property to be violated.
 func mustFail(e faults.Expect) bool {
 	return e.Lock == faults.Must || e.Data == faults.Must || e.Live == faults.Must
@@ -55,35 +85,44 @@ func TestTruthTable(t *testing.T) {
 		t.Skip("the truth table takes minutes")
 	}
 	failSeeds, safeSeeds := truthSeeds(t)
-	kinds := []string{"embedded"}
-	if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" || redistest.Available() {
-		kinds = append(kinds, "redis")
-	} else {
-		t.Log("redis-server not on PATH: real-Redis rows skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
-	}
+	kinds := truthKinds(t)
+	// The cells whose lock or inventory lives in ZooKeeper or MySQL run
+	// once, under the last kind: those servers are the same for both.
+	serversKind := kinds[len(kinds)-1]
+	// The cells whose lock or inventory lives in ZooKeeper or MySQL wait on
+	// those servers, not on this process: they take slots of their own,
+	// beside the Redis cells.
+	servers := make(chan struct{}, 2)
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
+			// The two kinds run side by side: a cell spends most of its
+			// time waiting (arrivals, leases, pauses), not computing.
+			t.Parallel()
 			// The embedded server runs in this process and spends a
 			// processor's worth on the spinning locks of a few cells:
 			// more cells at once would starve lock holders past their
 			// lease and turn load into false alarms. A real server takes
 			// more.
-			slots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 4}[kind])
+			redisSlots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 3}[kind])
 			shared := newBackend(t, kind)
-			zk := truthZooKeeper(t, kind)
+			zk := truthZooKeeper(t, kind == serversKind)
 			for i, cell := range faults.Truth {
 				t.Run(cell.Name(), func(t *testing.T) {
 					im, _ := locks.Lookup(cell.Impl)
+					mysqlCell := im.Store == locks.StoreMySQL
+					if (im.ZooKeeper || mysqlCell) && kind != serversKind {
+						t.Skipf("the cell's server is the same for every kind: it runs once, under %s", serversKind)
+					}
 					if im.ZooKeeper && zk == nil {
-						t.Skipf("the ZooKeeper cells run once, on the embedded inventory, against a real ZooKeeper (apt-get install zookeeperd; %s=1 makes its absence fatal)", zktest.RequireEnv)
+						t.Skipf("no ZooKeeper: apt-get install zookeeperd (%s=1 makes its absence fatal)", zktest.RequireEnv)
 					}
 					t.Parallel()
+					slots := redisSlots
+					if mysqlCell || im.ZooKeeper {
+						slots = servers
+					}
 					slots <- struct{}{}
 					defer func() { <-slots }()
-					mysqlCell := im.Store == locks.StoreMySQL
-					if mysqlCell && kind != "embedded" {
-						t.Skip("the inventory is in MySQL: the cell runs once, under embedded")
-					}
 					backend := shared
 					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
 						t.Skip("lockbench cannot restart redis-servers it reaches by address")
@@ -149,9 +188,9 @@ func TestTruthTable(t *testing.T) {
 // truthZooKeeper starts the ZooKeeper of the truth table's ZooKeeper
 // cells, under the embedded kind only (the inventory's server makes no
 // difference to them), or returns nil.
-func truthZooKeeper(t *testing.T, kind string) *workload.ZooKeeper {
+func truthZooKeeper(t *testing.T, want bool) *workload.ZooKeeper {
 	t.Helper()
-	if kind != "embedded" || !zktest.Available() && os.Getenv(zktest.RequireEnv) != "1" {
+	if !want || !zktest.Available() && os.Getenv(zktest.RequireEnv) != "1" {
 		return nil
 	}
 	z, err := workload.DialZooKeeper(t.Context(), zktest.Start(t))
