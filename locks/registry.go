@@ -194,7 +194,7 @@ var registry = []Impl{
 		Name:    "mysql-version",
 		Summary: "optimistic: SELECT stock, version; business step; UPDATE ... WHERE version = read, retried on a conflict",
 		Seed:    "001 乐观锁 (named, no listing)",
-		Notes:   "Seed 001 names version-number optimistic locking and shows no code; lockbench writes stock = read-1, version = version+1 WHERE id = ? AND version = read, with the order INSERT in the same transaction, and retries from the read (after a jittered pause of up to 2 ms) until it sells, finds the stock gone, or the buyer's context ends. A pause or slow step between read and write only costs a retry. The history keeps the last try's read. Needs --mysql-dsn.",
+		Notes:   "Seed 001 names version-number optimistic locking and shows no code; lockbench writes stock = read-1, version = version+1 WHERE id = ? AND version = read, with the order INSERT in the same transaction, and retries from the read (after a jittered exponential pause, 1-32 ms, as lua waits) until it sells, finds the stock gone, or the buyer's context ends. A pause or slow step between read and write only costs a retry. The history keeps the last try's read. Needs --mysql-dsn.",
 		Guard:   GuardAtomic,
 		Store:   StoreMySQL,
 		SQL:     SaleVersion,

@@ -39,6 +39,12 @@ func (j jittered) delay(n int) time.Duration {
 	return j.base/2 + rand.N(ceil)
 }
 
+// Backoff is the pause before try n+1 (n counts from 0) of a waiter that
+// backs off with jitter, as lua and fenced do: exponential with full
+// jitter, from 1 ms up to 32 ms. The optimistic MySQL sale retries with it
+// too.
+func Backoff(n int) time.Duration { return backoffJitter.delay(n) }
+
 // sleep waits d or until ctx ends.
 var sleep = ctxtime.Sleep
 
