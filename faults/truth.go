@@ -110,9 +110,6 @@ const redlockLeaseWhy = "measured with the matrix's 200 ms lease: under the load
 // happen on demand.
 const redlockRestartWhy = "Kleppmann's case, made to happen: node 0 is cut off from a minority of the servers for the whole sale, so its holders win a bare majority; one server of that majority (never the first, which holds the inventory) restarts empty under a holder, and another node wins a majority with it"
 
-// versionWhy says why the mysql-version cells expect data safety only.
-const versionWhy = "the catalog says safe; measured: the data is safe in every run, but the optimistic retries of 40 buyers on one row are load-bound. Run alone on 2 cores every unit sells (5 of 5 seeds per cell); with four cells at once on the same machine, buyers run past the matrix's 500 ms command timeout and 2-70 of 300 units were left unsold in 8 of 20 runs (4 cells x 5 seeds)"
-
 // zkSession is the session timeout of the ZooKeeper cells: the matrix's
 // 200 ms lease would make heartbeats every 67 ms, which a loaded machine
 // misses, expiring sessions with no fault at all.
@@ -209,10 +206,10 @@ var Truth = []Cell{
 	{Impl: "mysql-for-update", Fault: "pause-holder", Want: Safe},
 	{Impl: "mysql-for-update", Fault: "slow-holder", Want: Safe},
 	{Impl: "mysql-for-update", Fault: "crash-holder", Want: Safe},
-	{Impl: "mysql-version", Want: DataSafe, Why: versionWhy},
-	{Impl: "mysql-version", Fault: "pause-holder", Want: DataSafe, Why: versionWhy},
-	{Impl: "mysql-version", Fault: "slow-holder", Want: DataSafe, Why: versionWhy},
-	{Impl: "mysql-version", Fault: "crash-holder", Want: DataSafe, Why: versionWhy},
+	{Impl: "mysql-version", Want: Safe},
+	{Impl: "mysql-version", Fault: "pause-holder", Want: Safe},
+	{Impl: "mysql-version", Fault: "slow-holder", Want: Safe},
+	{Impl: "mysql-version", Fault: "crash-holder", Want: Safe},
 
 	{Impl: "fenced", Want: Safe},
 	{Impl: "fenced", Fault: "pause-holder", Want: DataSafe},
