@@ -239,6 +239,7 @@ func newStatus(s checker.Status) status {
 // implView is one implementation's part of a section.
 type implView struct {
 	ID, Impl      string
+	Backend       string // the servers the run used, with their versions
 	Pass          bool
 	Spectrum      template.HTML
 	Sales         template.HTML
@@ -328,7 +329,7 @@ func newVerdictRow(r *Run, id string) verdictRow {
 
 // newImplView builds one implementation's charts.
 func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir string) implView {
-	v := implView{ID: id, Impl: r.Impl, Pass: r.Verdict == Pass, Repetitions: r.Repetitions}
+	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Pass: r.Verdict == Pass, Repetitions: r.Repetitions}
 	ss := []series{{name: "purchase", colour: colour(0), points: r.Latency.Purchase.Spectrum}}
 	if a := r.Latency.Acquire; a != nil {
 		ss = append(ss, series{name: "lock acquire", colour: colour(1), points: a.Spectrum})
