@@ -3,7 +3,6 @@ package containers
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -56,25 +56,11 @@ func StartMySQL(ctx context.Context, image string) (*MySQL, error) {
 		return nil, err
 	}
 	cli.Close()
-	var errs []error
-	for range 3 {
-		m, err := startMySQL(ctx, image)
-		if err == nil {
-			return m, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil || !errors.Is(err, errExited) {
-			break
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, errors.Join(errs...)
+	return retried(ctx, func() (*MySQL, error) { return startMySQL(ctx, image) })
 }
 
 func startMySQL(ctx context.Context, image string) (*MySQL, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
@@ -154,7 +155,7 @@ func HasImage(ctx context.Context, image string) (bool, error) {
 var errNotReady = errors.New("redis-server did not become ready")
 
 func startRedis(ctx context.Context, cli *testcontainers.DockerClient, image string) (*Redis, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
 	}
@@ -222,16 +223,6 @@ func remove(ctr *testcontainers.DockerContainer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
 	return testcontainers.TerminateContainer(ctr, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0))
-}
-
-// freePort asks the kernel for a free TCP port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Name implements workload.Backend.

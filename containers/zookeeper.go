@@ -2,7 +2,6 @@ package containers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -62,27 +62,11 @@ func StartZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
 		return nil, err
 	}
 	cli.Close()
-	// The free port is only free when we look: a server that exits
-	// (its port taken meanwhile) is retried on another.
-	var errs []error
-	for range 3 {
-		z, err := startZooKeeper(ctx, image)
-		if err == nil {
-			return z, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil || !errors.Is(err, errExited) {
-			break
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, errors.Join(errs...)
+	return retried(ctx, func() (*ZooKeeper, error) { return startZooKeeper(ctx, image) })
 }
 
 func startZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
 	}

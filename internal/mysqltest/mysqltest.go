@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/internal/loopback"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns a missing
@@ -147,7 +148,7 @@ func Launch() (*Server, error) {
 }
 
 func launch(bin, dir, data, u string) (*Server, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +228,4 @@ func (s *Server) Pause(_ context.Context, d time.Duration) error {
 		s.cmd.Process.Signal(syscall.SIGCONT)
 	}()
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

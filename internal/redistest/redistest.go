@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -72,7 +73,7 @@ var errExited = errors.New("redis-server exited")
 // start runs one server and waits for it; on error the process is gone.
 func start(t testing.TB, bin string) (string, error) {
 	t.Helper()
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -149,15 +150,6 @@ func options(addr string) *redis.Options {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // syncBuffer collects the server's output, written by exec's copying

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/locks"
 )
 
@@ -79,7 +80,7 @@ var errExited = errors.New("zookeeper exited")
 func start(t testing.TB) (string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -134,15 +135,6 @@ forceSync=no
 			return "", fmt.Errorf("zookeeper on %s did not answer within %v; output: %s", addr, startTimeout, out.String())
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // syncBuffer collects the server's output.
