@@ -572,21 +572,9 @@ func (r *run) sale(ctx context.Context, n *node, op *history.Op, user string, to
 		op.Outcome = history.Duplicate
 		return
 	}
-	if err := r.probe(ctx, n, locks.Business); err != nil {
+	if !r.business(ctx, n) {
 		op.Outcome = r.failed(ctx, history.Failed)
 		return
-	}
-	if r.cfg.Hold > 0 {
-		t := time.NewTimer(r.cfg.Hold)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-		if err := n.gate.wait(ctx); err != nil || ctx.Err() != nil {
-			op.Outcome = r.failed(ctx, history.Failed)
-			return
-		}
 	}
 	op.WriteCall = r.now()
 	applied, err := write(ctx, n.client, &r.keys, user, stock-1, token)

@@ -184,20 +184,36 @@ func (r *run) sqlConditional(ctx context.Context, s *sqlNode, c *sql.Conn, op *h
 		return s.rollback(ctx, c)
 	}
 	op.Stock = stock + 1
-	if _, err := s.exec(ctx, c, sqlOrder, user); err != nil {
-		if isDuplicate(err) {
-			op.Outcome = history.Duplicate
-			return s.rollback(ctx, c)
-		}
-		r.uncommitted(ctx, op, true)
-		return false
+	if ok, done := r.order(ctx, s, c, op, user); !ok {
+		return done
 	}
 	op.WriteCall = op.ReadCall
 	return r.commit(ctx, s, c, op)
 }
 
-// business is the business step inside a sale: the Business probe point,
-// then --hold. It returns false when the client was stopped there.
+// order records user's order in the open transaction, as every SQL sale
+// does before it commits. ok is true when the sale goes on; otherwise the
+// attempt is over (a second order by the user, rolled back; or a failed
+// statement) and done is what the sale returns. No write happened, so
+// the attempt's write call is cleared.
+func (r *run) order(ctx context.Context, s *sqlNode, c *sql.Conn, op *history.Op, user int32) (ok, done bool) {
+	_, err := s.exec(ctx, c, sqlOrder, user)
+	if err == nil {
+		return true, false
+	}
+	op.WriteCall = 0
+	if isDuplicate(err) {
+		op.Outcome = history.Duplicate
+		return false, s.rollback(ctx, c)
+	}
+	r.uncommitted(ctx, op, true)
+	return false, false
+}
+
+// business is the business step inside a sale, Redis or SQL: the
+// Business probe point, then --hold, after which the node's gate is
+// passed again (a pause during the hold). It returns false when the
+// client was stopped there.
 func (r *run) business(ctx context.Context, n *node) bool {
 	if err := r.probe(ctx, n, locks.Business); err != nil {
 		return false
@@ -234,13 +250,8 @@ func (r *run) sqlForUpdate(ctx context.Context, n *node, c *sql.Conn, op *histor
 		op.Outcome = history.SoldOut
 		return s.rollback(ctx, c)
 	}
-	if _, err := s.exec(ctx, c, sqlOrder, user); err != nil {
-		if isDuplicate(err) {
-			op.Outcome = history.Duplicate
-			return s.rollback(ctx, c)
-		}
-		r.uncommitted(ctx, op, true)
-		return false
+	if ok, done := r.order(ctx, s, c, op, user); !ok {
+		return done
 	}
 	if !r.business(ctx, n) {
 		r.uncommitted(ctx, op, true)
@@ -301,14 +312,8 @@ func (r *run) sqlVersion(ctx context.Context, n *node, c *sql.Conn, op *history.
 			}
 			continue
 		}
-		if _, err := s.exec(ctx, c, sqlOrder, user); err != nil {
-			op.WriteCall = 0
-			if isDuplicate(err) {
-				op.Outcome = history.Duplicate
-				return s.rollback(ctx, c)
-			}
-			r.uncommitted(ctx, op, true)
-			return false
+		if ok, done := r.order(ctx, s, c, op, user); !ok {
+			return done
 		}
 		return r.commit(ctx, s, c, op)
 	}
