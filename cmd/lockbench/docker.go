@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"os"
 
 	"github.com/lockbench/lockbench/containers"
@@ -46,17 +45,14 @@ func (o *runOpts) dockerServers(ctx context.Context) (stop func(), err error) {
 	if o.backendKind != backendDocker {
 		return stop, nil
 	}
-	fail := func(what string, err error) (func(), error) {
+	fail := func(err error) (func(), error) {
 		stop()
-		if ctx.Err() != nil {
-			return nil, &exitError{code: exitInterrupted, err: errors.New("interrupted while the " + what + " container started; the containers were removed")}
-		}
-		return nil, &exitError{code: exitInfra, err: err}
+		return nil, infraErr(ctx, err)
 	}
 	if o.wantZK && o.zk == "" {
 		z, err := containers.StartZooKeeper(ctx, o.zkImage)
 		if err != nil {
-			return fail("ZooKeeper", err)
+			return fail(err)
 		}
 		undo = append(undo, func() { z.Close() })
 		o.zkContainer = z
@@ -65,12 +61,12 @@ func (o *runOpts) dockerServers(ctx context.Context) (stop func(), err error) {
 	if o.wantMySQL && o.mysqlDSN == "" {
 		m, err := containers.StartMySQL(ctx, o.mysqlImage)
 		if err != nil {
-			return fail("MySQL", err)
+			return fail(err)
 		}
 		undo = append(undo, func() { m.Close() })
 		o.mysqlContainer = m
 		if o.mysql, err = workload.DialMySQL(ctx, m.DSN()); err != nil {
-			return fail("MySQL", err)
+			return fail(err)
 		}
 		undo = append(undo, func() { o.mysql.Close() })
 	}

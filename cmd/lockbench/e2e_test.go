@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -264,5 +266,70 @@ func TestOutAndOfflineCheck(t *testing.T) {
 	lockbench(t, "check", filepath.Join(dir, "none.history.jsonl"), "--visualize="+html)
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte("<html")) {
 		t.Errorf("--visualize wrote no HTML: %v", err)
+	}
+}
+
+// TestInterrupt: Ctrl-C exits 130 wherever it lands. During the sale, what
+// was recorded is still checked and written (result and history); before
+// the sale begins, on a server that does not answer yet (a real
+// redis-server under CLIENT PAUSE), the cut-short call is an interruption,
+// not an unreachable server.
+func TestInterrupt(t *testing.T) {
+	paused := func(t *testing.T) string {
+		addr := redistest.Start(t)
+		if err := redistest.Client(t, addr).Do(t.Context(), "CLIENT", "PAUSE", "60000", "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		return addr
+	}
+	tests := []struct {
+		name    string
+		args    func(t *testing.T, out string) []string
+		written bool // result.json and the history are in --out
+	}{
+		{"during the sale", func(t *testing.T, out string) []string {
+			return []string{"--impl=lua", "--clients=20000", "--stock=20000", "--ramp=60s", "--out=" + out}
+		}, true},
+		{"before the sale", func(t *testing.T, out string) []string {
+			return []string{"--impl=lua", "--redis=" + paused(t), "--out=" + out}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			cmd := exec.CommandContext(t.Context(), os.Args[0], tt.args(t, out)...)
+			cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
+			var buf strings.Builder
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, buf.String())
+			}
+			if !strings.Contains(buf.String(), "interrupted") {
+				t.Errorf("output does not say it was interrupted:\n%s", buf.String())
+			}
+			res, err := reports.ReadFile(filepath.Join(out, "result.json"))
+			if !tt.written {
+				if err == nil {
+					t.Errorf("a result was written for a sale that never began: %+v", res.Runs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("result: %v\n%s", err, buf.String())
+			}
+			r := res.Runs[0]
+			if !r.CutShort || r.Attempts == 0 || r.Attempts >= 20000 {
+				t.Errorf("cut short %v after %d attempts; want a sale cut short part way", r.CutShort, r.Attempts)
+			}
+			if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
+				t.Errorf("history %q not written: %v", r.History, err)
+			}
+		})
 	}
 }

@@ -46,6 +46,16 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// infraErr is the exit error of a server that could not be started,
+// reached or prepared: 3, or 130 when ctx, the run's Ctrl-C context, ended
+// first, for then the interrupt cut the call short, not the server.
+func infraErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted before the sale began; every server lockbench started was stopped")}
+	}
+	return &exitError{code: exitInfra, err: err}
+}
+
 // isUsage reports whether err is a usage error (exit 2).
 func isUsage(err error) bool {
 	var e *exitError

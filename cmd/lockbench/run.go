@@ -353,13 +353,13 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 	undo = append(undo, stopServers)
 	if o.wantMySQL && o.mysql == nil {
 		if o.mysql, err = workload.DialMySQL(ctx, o.mysqlDSN); err != nil {
-			return fail(&exitError{code: exitInfra, err: err})
+			return fail(infraErr(ctx, err))
 		}
 		undo = append(undo, func() { o.mysql.Close() })
 	}
 	if o.zk != "" {
 		if o.zkServer, err = workload.DialZooKeeper(ctx, o.zk); err != nil {
-			return fail(&exitError{code: exitInfra, err: err})
+			return fail(infraErr(ctx, err))
 		}
 	}
 
@@ -438,7 +438,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		if errors.Is(err, workload.ErrTablesInUse) {
 			return nil, usageErr("--mysql-dsn: %v", err)
 		}
-		return nil, &exitError{code: exitInfra, err: err}
+		return nil, infraErr(ctx, err)
 	}
 	run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: o.checkTimeout}))
 	for _, sp := range o.specs {
@@ -549,16 +549,13 @@ func (o *runOpts) backend(ctx context.Context) (workload.Backend, error) {
 	case backendRedis:
 		b, err := workload.DialRedis(ctx, o.redis, o.password)
 		if err != nil {
-			return nil, &exitError{code: exitInfra, err: err}
+			return nil, infraErr(ctx, err)
 		}
 		return b, nil
 	case backendDocker:
 		b, err := containers.StartRedis(ctx, o.redisImage)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, &exitError{code: exitInterrupted, err: errors.New("interrupted while the Redis container started; it was removed")}
-			}
-			return nil, &exitError{code: exitInfra, err: err}
+			return nil, infraErr(ctx, err)
 		}
 		return b, nil
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"runtime/debug"
 	"strings"
 
@@ -62,7 +61,7 @@ func (o *runOpts) cluster(ctx context.Context, n int) (workload.Backend, error) 
 	case backendRedis:
 		c, err := workload.DialCluster(ctx, o.redisAddrs(), o.password)
 		if err != nil {
-			return nil, &exitError{code: exitInfra, err: err}
+			return nil, infraErr(ctx, err)
 		}
 		return c, nil
 	case backendDocker:
@@ -71,10 +70,7 @@ func (o *runOpts) cluster(ctx context.Context, n int) (workload.Backend, error) 
 			b, err := containers.StartRedis(ctx, o.redisImage)
 			if err != nil {
 				workload.NewCluster(servers).Close()
-				if ctx.Err() != nil {
-					return nil, &exitError{code: exitInterrupted, err: errors.New("interrupted while the Redis containers started; they were removed")}
-				}
-				return nil, &exitError{code: exitInfra, err: err}
+				return nil, infraErr(ctx, err)
 			}
 			servers = append(servers, b)
 		}
