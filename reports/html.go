@@ -202,6 +202,36 @@ type section struct {
 	Overview  template.HTML
 	Impls     []implView
 	Notes     []string
+	Matrix    *matrixView
+}
+
+// matrixView is the truth table of a `lockbench matrix` result.
+type matrixView struct {
+	Summary string
+	Rows    []matrixRow
+}
+
+// matrixRow is one cell of the truth table.
+type matrixRow struct {
+	Cell, Expected, Measured, Verdict, Why string
+	Nodes                                  int
+	Match, Pass                            bool
+	Reasons                                []string
+}
+
+// newMatrixView builds the truth table of cells; nil without cells.
+func newMatrixView(cells []MatrixCell) *matrixView {
+	if len(cells) == 0 {
+		return nil
+	}
+	v := &matrixView{Summary: MatrixSummary(cells) + "."}
+	for _, c := range cells {
+		v.Rows = append(v.Rows, matrixRow{
+			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
+			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == Pass, Reasons: c.Run.Reasons,
+		})
+	}
+	return v
 }
 
 // keyValue is one line of a section's header.
@@ -281,6 +311,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 	if n := c.Extra["repeat"]; n != "" {
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}
+	s.Matrix = newMatrixView(r.Matrix)
 	s.Overview = overviewChart(r.Runs)
 	for i := range r.Runs {
 		run := &r.Runs[i]

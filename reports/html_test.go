@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -155,6 +156,7 @@ func TestHTMLGolden(t *testing.T) {
 	}{
 		{"report", []*Source{fixtureSource(t)}},
 		{"compare", []*Source{fixtureSource(t), NewSource("other", "testdata", other)}},
+		{"matrix", []*Source{NewSource("matrix", "testdata", fixtureMatrix(t))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -392,6 +394,55 @@ func TestDelta(t *testing.T) {
 		text, class := delta(tt.ref, tt.x, tt.higherBetter)
 		if text != tt.text || class != tt.class {
 			t.Errorf("delta(%v, %v, %v) = %q, %q, want %q, %q", tt.ref, tt.x, tt.higherBetter, text, class, tt.text, tt.class)
+		}
+	}
+}
+
+// fixtureMatrix is a `lockbench matrix` result over the fixture's runs:
+// lua stays safe under no fault, set-nx-ex shows the overlap and oversell
+// its cell expects, and atomic's cell differs (a deadlock expected of a
+// sale with no lock, to have one cell that misses).
+func fixtureMatrix(t *testing.T) *Result {
+	res := fixtureResult(t)
+	cells := []struct{ fault, expected, measured string }{
+		{"", "safe", "safe"},
+		{"pause-holder", "overlap, oversell", "overlap, oversell"},
+		{"expire", "deadlock", "safe"},
+	}
+	for i, c := range cells {
+		r := res.Runs[i]
+		name := r.Impl + "/" + cmp.Or(c.fault, "none")
+		res.Matrix = append(res.Matrix, MatrixCell{
+			Cell: name, Impl: r.Impl, Fault: c.fault, Nodes: 2,
+			Expected: c.expected, Measured: c.measured, Match: c.expected == c.measured, Run: r,
+		})
+	}
+	res.Matrix[1].Why = "a <measured> departure from the catalog"
+	res.Runs = nil
+	return res
+}
+
+// TestHTMLMatrix: a matrix result is drawn as its truth table, one row a
+// cell, the cell that differs marked, and no empty verdict table.
+func TestHTMLMatrix(t *testing.T) {
+	page := string(render(t, HTMLOptions{}, NewSource("matrix", "testdata", fixtureMatrix(t))))
+	for _, want := range []string{
+		"<h3>Truth table</h3>",
+		"3 cells, 2 as expected, 1 differ.",
+		`<tr class="row fail">` + "\n" + `<th scope="row" data-v="atomic/expire">atomic/expire</th>`,
+		"&lt;measured&gt; departure",
+		`<div class="reason">1 lock overlap:`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	if n := strings.Count(page, `<tr class="row `); n != 3 {
+		t.Errorf("%d rows, want one per cell (3)", n)
+	}
+	for _, absent := range []string{"<h3>Verdicts</h3>", `<svg class="chart overview"`} {
+		if strings.Contains(page, absent) {
+			t.Errorf("a matrix result's report has %s, drawn from no runs", absent)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package reports
 
+import "fmt"
+
 // MatrixCell is one measured cell of `lockbench matrix`: an implementation
 // under one fault, what the catalog's truth table expects, and what the run
 // showed.
@@ -23,4 +25,22 @@ type MatrixCell struct {
 	Why string `json:"why,omitempty"`
 	// Run is the cell's run, with its checks and figures.
 	Run Run `json:"run"`
+}
+
+// Differing counts the cells whose measured verdict missed the expectation.
+func Differing(cells []MatrixCell) int {
+	n := 0
+	for _, c := range cells {
+		if !c.Match {
+			n++
+		}
+	}
+	return n
+}
+
+// MatrixSummary is the truth table's one-line tally, as the terminal and
+// the report print it: "92 cells, 92 as expected, 0 differ".
+func MatrixSummary(cells []MatrixCell) string {
+	d := Differing(cells)
+	return fmt.Sprintf("%d cells, %d as expected, %d differ", len(cells), len(cells)-d, d)
 }

@@ -103,7 +103,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if err := o.runCells(ctx, result, cells, backend, progress, stderr); err != nil {
 		return err
 	}
-	return finishMatrix(ctx, result, &o, stdout)
+	return finishMatrix(ctx, result, &o, stdout, stderr)
 }
 
 // runCells runs the cells into result.Matrix. A cell whose fault the
@@ -275,17 +275,16 @@ func wants(w faults.Want, s checker.Status) bool {
 
 // finishMatrix prints and writes the matrix and turns it into the exit
 // code: 1 when a cell differs from its expectation.
-func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout io.Writer) error {
+func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
-	}
-	differ := 0
-	for _, c := range result.Matrix {
-		if !c.Match {
-			differ++
+		path := filepath.Join(o.out, "report.html")
+		if err := writeRunReport(path, o.out); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
 		}
+		fmt.Fprintf(stderr, "report: %s\n", path)
 	}
 	if o.json {
 		if err := reports.WriteJSON(stdout, result); err != nil {
@@ -302,7 +301,7 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", err)}
 		}
 	}
-	if differ > 0 {
+	if reports.Differing(result.Matrix) > 0 {
 		return &exitError{code: exitFail}
 	}
 	return nil
@@ -341,18 +340,16 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
-	differ := 0
 	for _, c := range result.Matrix {
 		mark := "ok"
 		if !c.Match {
 			mark = "DIFFERS"
-			differ++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, mark,
 			c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.LockOverlaps, c.Run.Linearizability, len(c.Run.Faults))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d cells, %d as expected, %d differ\n", len(result.Matrix), len(result.Matrix)-differ, differ)
+	fmt.Fprintf(w, "\n%s\n", reports.MatrixSummary(result.Matrix))
 	for _, n := range o.notRun {
 		fmt.Fprintf(w, "  %s\n", n)
 	}

@@ -249,6 +249,13 @@ func TestMatrixCommand(t *testing.T) {
 	if n := strings.Count(string(x), "<testcase "); n != 3 || !strings.Contains(string(x), `name="atomic/server-pause"`) || strings.Contains(string(x), "<failure") {
 		t.Errorf("junit has %d cases (want 3, none failed):\n%s", n, x)
 	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), `<tr class="row pass">`); !strings.Contains(string(page), "Truth table") || n != 3 {
+		t.Errorf("report.html draws %d cells of the truth table, want 3", n)
+	}
 }
 
 // TestCellWhoseFaultNeverFiredDoesNotMatch: a cell whose fault never
