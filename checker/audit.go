@@ -7,7 +7,8 @@ import (
 	"github.com/lockbench/lockbench/history"
 )
 
-// checkData adds the oversell audit to the linearizability result.
+// checkData adds the order audit (oversold, lost and duplicate orders) to
+// the linearizability result.
 func checkData(h *history.History, lin Linearizability) Data {
 	d := Data{
 		Linearizability: lin,
@@ -28,7 +29,10 @@ func checkData(h *history.History, lin Linearizability) Data {
 	// beyond the stock catch a counter that went negative as well.
 	consumed := h.Header.Stock - h.Final.Stock
 	d.Oversold = max(0, d.Orders-consumed, d.Orders-h.Header.Stock)
-	audited := d.Oversold == 0 && d.DuplicateOrders == 0 && !d.NegativeStock
+	// Fewer orders than confirmed sales: acknowledged writes were lost.
+	// (More is no finding: a sale whose reply was lost may have landed.)
+	d.LostOrders = max(0, d.Sold-d.Orders)
+	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && !d.NegativeStock
 	switch {
 	case lin.Status == OK && audited:
 		d.Status = OK

@@ -93,6 +93,9 @@ type Data struct {
 	// Oversold counts orders not backed by stock: orders beyond what the
 	// counter lost (initial stock minus final stock), or beyond the stock.
 	Oversold int64 `json:"oversold"`
+	// LostOrders counts sales confirmed to their buyer whose order the
+	// store no longer holds (a server restarted without persistence).
+	LostOrders int64 `json:"lost_orders"`
 	// DuplicateOrders counts orders beyond a user's first.
 	DuplicateOrders int64 `json:"duplicate_orders"`
 	// NegativeStock is true when the counter went below zero.

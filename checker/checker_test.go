@@ -115,6 +115,14 @@ func TestCheckFixtures(t *testing.T) {
 			Data: Violated, Lin: OK, Segments: 3, Lock: OK, Live: OK,
 			Reasons: []string{"1 user got two orders"},
 		}},
+		// A restart without persistence under load: every sale after it
+		// timed out (unknown), so the counter's history stays explainable,
+		// but the two confirmed orders are gone.
+		{"bad-lost-orders.jsonl", summary{
+			Data: Violated, Lin: OK, Segments: 2, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Reasons: []string{"lost 2 acknowledged orders (2 sold, 0 in the store)"},
+			Notes:   []string{unknownNote},
+		}},
 		{"bad-unsold.jsonl", summary{
 			Data: OK, Lin: OK, Segments: 2, Lock: OK, Live: Violated, GaveUp: 3, Unsold: 4,
 			Reasons: []string{"liveness: 4 units unsold while 3 buyers gave up"},

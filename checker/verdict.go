@@ -22,6 +22,10 @@ func (r *Report) judge(h *history.History, opts Options) {
 		r.fail("oversold %s %s (orders %s, stock %s)",
 			commas(d.Oversold), plural(d.Oversold, "unit"), commas(d.Orders), commas(h.Header.Stock))
 	}
+	if d.LostOrders > 0 {
+		r.fail("lost %s acknowledged %s (%s sold, %s in the store)",
+			commas(d.LostOrders), plural(d.LostOrders, "order"), commas(d.Sold), commas(d.Orders))
+	}
 	if d.DuplicateOrders > 0 {
 		users := int64(len(h.Final.DuplicateUsers))
 		switch {

@@ -153,6 +153,8 @@ type Run struct {
 	FinalStock int64 `json:"final_stock"`
 	// Oversold counts orders not backed by stock.
 	Oversold int64 `json:"oversold"`
+	// LostOrders counts confirmed sales whose order the store lost.
+	LostOrders int64 `json:"lost_orders"`
 	// DuplicateOrders counts orders beyond a user's first.
 	DuplicateOrders int64 `json:"duplicate_orders"`
 	// Unsold is the stock left when buyers gave up (zero otherwise).
@@ -236,6 +238,7 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Orders:          rep.Data.Orders,
 		FinalStock:      rep.Data.FinalStock,
 		Oversold:        rep.Data.Oversold,
+		LostOrders:      rep.Data.LostOrders,
 		DuplicateOrders: rep.Data.DuplicateOrders,
 		Unsold:          rep.Liveness.Unsold,
 		GaveUp:          rep.Liveness.GaveUp,

@@ -64,10 +64,14 @@ func TestDockerBackend(t *testing.T) {
 		if len(r.Faults) != 1 || r.Faults[0].Name != "restart" {
 			t.Fatalf("faults %+v, want one restart", r.Faults)
 		}
-		// The inventory counter is gone with the restart: the sale cannot
-		// sell all of it, and its history is not that of one counter.
-		if r.Verdict == reports.Pass || r.Sold >= 300 {
-			t.Errorf("atomic across a restart: verdict %s, sold %d; want a failure with part of the stock sold", r.Verdict, r.Sold)
+		// The inventory and the orders are gone with the restart: the sale
+		// cannot sell all of the stock, and the orders confirmed before it
+		// are lost, however long the restart takes (on a loaded machine
+		// every later sale times out, and the counter's history alone
+		// stays explainable).
+		if r.Verdict == reports.Pass || r.Sold >= 300 || r.LostOrders == 0 || r.LostOrders > r.Sold {
+			t.Errorf("atomic across a restart: verdict %s, sold %d, lost orders %d; want a failure with part of the stock sold and orders lost",
+				r.Verdict, r.Sold, r.LostOrders)
 		}
 		left(t)
 	})
