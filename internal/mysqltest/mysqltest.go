@@ -10,7 +10,6 @@ package mysqltest
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/internal/testproc"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns a missing
@@ -42,10 +42,9 @@ type Server struct {
 	// database named (lockbench then uses its own).
 	DSN string
 
-	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	mu     sync.Mutex // serializes pauses
+	dir  string
+	proc *testproc.Proc
+	mu   sync.Mutex // serializes pauses
 }
 
 var (
@@ -133,84 +132,56 @@ func Launch() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("mariadb-install-db: %v: %s", err, out)
 	}
-	// A free port is only free when we look: retry on a new one if the
-	// server exits before it answers.
-	var errs []error
-	for range 3 {
-		s, err := launch(server, dir, data, u)
-		if err == nil {
-			return s, nil
-		}
-		errs = append(errs, err)
+	// A free port is only free when we look: a server that exits before
+	// it answers is retried on a new one.
+	s, err := testproc.Retry(func() (*Server, error) { return launch(server, dir, data, u) })
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	os.RemoveAll(dir)
-	return nil, errors.Join(errs...)
+	return s, nil
 }
 
+// launch starts one server on the data directory and waits for it; on an
+// error the process is gone.
 func launch(bin, dir, data, u string) (*Server, error) {
 	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, exited: make(chan struct{})}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", s.Addr
 	cfg.Timeout = 2 * time.Second
 	s.DSN = cfg.FormatDSN()
-	logf, err := os.Create(filepath.Join(dir, "server-"+strconv.Itoa(port)+".log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	s.cmd = exec.Command(bin, "--no-defaults", "--datadir="+data, "--user="+u,
+	s.proc, err = testproc.Start(exec.Command(bin, "--no-defaults", "--datadir="+data, "--user="+u,
 		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-networking=0",
 		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),
 		"--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=32M",
-		"--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=1000")
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
+		"--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=2", "--max-connections=1000"))
+	if err != nil {
 		return nil, err
 	}
-	go func() {
-		s.cmd.Wait()
-		close(s.exited)
-	}()
 	db, err := sql.Open("mysql", s.DSN)
 	if err != nil {
-		s.kill()
+		s.proc.Kill()
 		return nil, err
 	}
 	defer db.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
+	err = s.proc.Wait("mariadbd", s.Addr, startTimeout, 100*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return s, nil
-		}
-		select {
-		case <-s.exited:
-			log, _ := os.ReadFile(logf.Name())
-			return nil, fmt.Errorf("mariadbd exited on %s: %s", s.Addr, log)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.kill()
-			return nil, fmt.Errorf("mariadbd on %s did not answer within %v: %v", s.Addr, startTimeout, err)
-		}
+		defer cancel()
+		return db.PingContext(ctx)
+	})
+	if err != nil {
+		return nil, err
 	}
-}
-
-func (s *Server) kill() {
-	s.cmd.Process.Signal(syscall.SIGCONT) // a paused server cannot die
-	s.cmd.Process.Kill()
-	<-s.exited
+	return s, nil
 }
 
 // Stop kills the server and removes its directory.
 func (s *Server) Stop() {
-	s.kill()
+	s.proc.Kill()
 	os.RemoveAll(s.dir)
 }
 
@@ -218,14 +189,14 @@ func (s *Server) Stop() {
 // the background: it answers nothing meanwhile, and what was sent waits.
 func (s *Server) Pause(_ context.Context, d time.Duration) error {
 	s.mu.Lock()
-	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := s.proc.Signal(syscall.SIGSTOP); err != nil {
 		s.mu.Unlock()
 		return err
 	}
 	go func() {
 		defer s.mu.Unlock()
 		time.Sleep(d)
-		s.cmd.Process.Signal(syscall.SIGCONT)
+		s.proc.Signal(syscall.SIGCONT)
 	}()
 	return nil
 }

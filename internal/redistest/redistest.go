@@ -6,19 +6,16 @@
 package redistest
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/internal/testproc"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -52,23 +49,12 @@ func Start(t testing.TB) string {
 	// The free port is only free when we look: another process may take
 	// it before the server binds, so a server that exits early is retried
 	// on a new port.
-	var errs []error
-	for range 3 {
-		addr, err := start(t, bin)
-		if err == nil {
-			return addr
-		}
-		errs = append(errs, err)
-		if !errors.Is(err, errExited) {
-			break
-		}
+	addr, err := testproc.Retry(func() (string, error) { return start(t, bin) })
+	if err != nil {
+		t.Fatalf("starting redis-server: %v", err)
 	}
-	t.Fatalf("starting redis-server: %v", errors.Join(errs...))
-	return ""
+	return addr
 }
-
-// errExited means the server process ended before it answered.
-var errExited = errors.New("redis-server exited")
 
 // start runs one server and waits for it; on error the process is gone.
 func start(t testing.TB, bin string) (string, error) {
@@ -78,55 +64,34 @@ func start(t testing.TB, bin string) (string, error) {
 		return "", err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	out := new(syncBuffer)
-	cmd := exec.Command(bin,
+	p, err := testproc.Start(exec.Command(bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
-		"--daemonize", "no")
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+		"--daemonize", "no"))
+	if err != nil {
 		return "", err
 	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	stop := func() {
-		cmd.Process.Kill()
-		<-exited
-	}
-
 	c := redis.NewClient(options(addr))
 	defer c.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
+	err = p.Wait("redis-server", addr, startTimeout, 20*time.Millisecond, func() error {
 		// Dial first: go-redis logs every refused dial, and a server
 		// that is starting refuses a few.
-		var conn net.Conn
-		if conn, err = net.DialTimeout("tcp", addr, 500*time.Millisecond); err == nil {
-			conn.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			err = c.Ping(ctx).Err()
-			cancel()
+		conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			t.Cleanup(stop)
-			return addr, nil
-		}
-		select {
-		case <-exited:
-			return "", fmt.Errorf("%w on %s: %s", errExited, addr, out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", fmt.Errorf("redis-server on %s did not answer PING within %v: %v; output: %s",
-				addr, startTimeout, err, out.String())
-		}
+		conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		return c.Ping(ctx).Err()
+	})
+	if err != nil {
+		return "", err
 	}
+	t.Cleanup(p.Kill)
+	return addr, nil
 }
 
 // Client returns a client for addr with lockbench's options: RESP2, no
@@ -150,23 +115,4 @@ func options(addr string) *redis.Options {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	}
-}
-
-// syncBuffer collects the server's output, written by exec's copying
-// goroutine and read by the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -7,7 +7,6 @@
 package zktest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -15,11 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/internal/testproc"
 	"github.com/lockbench/lockbench/locks"
 )
 
@@ -59,24 +58,16 @@ func Start(t testing.TB) string {
 		}
 		t.Skipf("java or %s is missing (apt-get install zookeeperd); skipping real-ZooKeeper test (set %s=1 to fail instead)", Jar, RequireEnv)
 	}
-	var errs []error
-	for range 3 {
-		addr, err := start(t)
-		if err == nil {
-			return addr
-		}
-		errs = append(errs, err)
-		if !errors.Is(err, errExited) {
-			break
-		}
+	// A free port is only free when we look: a server that exits before
+	// it serves is retried on a new one.
+	addr, err := testproc.Retry(func() (string, error) { return start(t) })
+	if err != nil {
+		t.Fatalf("starting zookeeper: %v", err)
 	}
-	t.Fatalf("starting zookeeper: %v", errors.Join(errs...))
-	return ""
+	return addr
 }
 
-// errExited means the server process ended before it answered.
-var errExited = errors.New("zookeeper exited")
-
+// start runs one server and waits for it; on error the process is gone.
 func start(t testing.TB) (string, error) {
 	t.Helper()
 	dir := t.TempDir()
@@ -101,56 +92,22 @@ forceSync=no
 		return "", err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	out := new(syncBuffer)
-	cmd := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", Jar+":"+logJar, "org.apache.zookeeper.server.ZooKeeperServerMain", conf)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	p, err := testproc.Start(exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-cp", Jar+":"+logJar, "org.apache.zookeeper.server.ZooKeeperServerMain", conf))
+	if err != nil {
 		return "", err
 	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	stop := func() {
-		cmd.Process.Kill()
-		<-exited
-	}
-	deadline := time.Now().Add(startTimeout)
-	for {
+	err = p.Wait("zookeeper", addr, startTimeout, 50*time.Millisecond, func() error {
 		// srvr, not ruok: ruok says imok before the server accepts
 		// sessions (seen with the container image).
-		if locks.ZooKeeperVersion(addr, time.Second) != "" {
-			t.Cleanup(stop)
-			return addr, nil
+		if locks.ZooKeeperVersion(addr, time.Second) == "" {
+			return errors.New("no answer to srvr")
 		}
-		select {
-		case <-exited:
-			return "", fmt.Errorf("%w on %s: %s", errExited, addr, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", fmt.Errorf("zookeeper on %s did not answer within %v; output: %s", addr, startTimeout, out.String())
-		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
-}
-
-// syncBuffer collects the server's output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	t.Cleanup(p.Kill)
+	return addr, nil
 }
