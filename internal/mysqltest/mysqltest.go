@@ -134,7 +134,7 @@ func Launch() (*Server, error) {
 	}
 	// A free port is only free when we look: a server that exits before
 	// it answers is retried on a new one.
-	s, err := testproc.Retry(func() (*Server, error) { return launch(server, dir, data, u) })
+	s, err := loopback.Retry(context.Background(), testproc.ErrExited, func() (*Server, error) { return launch(server, dir, data, u) })
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -49,7 +49,7 @@ func Start(t testing.TB) string {
 	// The free port is only free when we look: another process may take
 	// it before the server binds, so a server that exits early is retried
 	// on a new port.
-	addr, err := testproc.Retry(func() (string, error) { return start(t, bin) })
+	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func() (string, error) { return start(t, bin) })
 	if err != nil {
 		t.Fatalf("starting redis-server: %v", err)
 	}

@@ -1,8 +1,8 @@
 // Package testproc runs the real servers the tests use (redis-server,
 // ZooKeeper, mariadbd) as child processes: it keeps their output, watches
-// for their end, waits until they serve, and starts them again on a new
-// port when one exits before it serves. internal/redistest, zktest and
-// mysqltest build on it.
+// for their end and waits until they serve. internal/redistest, zktest
+// and mysqltest build on it, with loopback.Retry to start a server that
+// exited before it served again on a new port.
 package testproc
 
 import (
@@ -79,24 +79,6 @@ func (p *Proc) Kill() {
 
 // Output returns what the process has written so far, its last MiB.
 func (p *Proc) Output() string { return p.out.String() }
-
-// Retry calls start up to three times, again only after an error that
-// wraps ErrExited; it returns the first success or every error joined.
-func Retry[T any](start func() (T, error)) (T, error) {
-	var errs []error
-	for range 3 {
-		v, err := start()
-		if err == nil {
-			return v, nil
-		}
-		errs = append(errs, err)
-		if !errors.Is(err, ErrExited) {
-			break
-		}
-	}
-	var zero T
-	return zero, errors.Join(errs...)
-}
 
 // keep bounds the output kept: a server shared by a whole test binary
 // logs for as long as it runs.

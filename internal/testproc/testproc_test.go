@@ -52,36 +52,6 @@ func TestWait(t *testing.T) {
 	}
 }
 
-func TestRetry(t *testing.T) {
-	exited := errors.New("x: " + ErrExited.Error())
-	tests := []struct {
-		name      string
-		errs      []error // what each start returns, nil for success
-		wantCalls int
-		wantErr   bool
-	}{
-		{"first start serves", []error{nil}, 1, false},
-		{"exits twice, then serves", []error{ErrExited, ErrExited, nil}, 3, false},
-		{"exits every time", []error{ErrExited, ErrExited, ErrExited}, 3, true},
-		{"another error stops it", []error{exited, nil}, 1, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			calls := 0
-			v, err := Retry(func() (int, error) {
-				calls++
-				if e := tt.errs[calls-1]; e != nil {
-					return 0, e
-				}
-				return 42, nil
-			})
-			if calls != tt.wantCalls || (err != nil) != tt.wantErr || (err == nil && v != 42) {
-				t.Errorf("Retry: %d calls, %v, %v; want %d calls, error %v", calls, v, err, tt.wantCalls, tt.wantErr)
-			}
-		})
-	}
-}
-
 func TestOutputKeepsTheLastMiB(t *testing.T) {
 	var b syncBuffer
 	chunk := strings.Repeat("a", 1000) + "\n"

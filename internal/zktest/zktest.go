@@ -7,6 +7,7 @@
 package zktest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -60,7 +61,7 @@ func Start(t testing.TB) string {
 	}
 	// A free port is only free when we look: a server that exits before
 	// it serves is retried on a new one.
-	addr, err := testproc.Retry(func() (string, error) { return start(t) })
+	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func() (string, error) { return start(t) })
 	if err != nil {
 		t.Fatalf("starting zookeeper: %v", err)
 	}
