@@ -113,11 +113,31 @@ func TestSaleVerdicts(t *testing.T) {
 	}
 }
 
+// usageCase is a command line that must exit 2 with want in its message.
+type usageCase struct {
+	args []string
+	want string
+}
+
+// checkUsage runs each case in-process and checks its exit code and
+// message.
+func checkUsage(t *testing.T, cases []usageCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, _, errOut := lockbench(t, c.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("message %q does not name %q", errOut, c.want)
+			}
+		})
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
-	cases := []struct {
-		args []string
-		want string // in the message
-	}{
+	checkUsage(t, []usageCase{
 		{[]string{"--impl=bogus"}, "--impl"},
 		{[]string{"--clients=0"}, "--clients"},
 		{[]string{"--nodes=0"}, "--nodes"},
@@ -142,18 +162,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--command-timeout=0s"}, "--command-timeout"},
 		{[]string{"matrix", "--faults=gc"}, "--faults"},
 		{[]string{"matrix", "--impl=none", "--faults=expire"}, "no cell"},
-	}
-	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			code, _, errOut := lockbench(t, c.args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d", code, exitUsage)
-			}
-			if !strings.Contains(errOut, c.want) {
-				t.Errorf("message %q does not name %q", errOut, c.want)
-			}
-		})
-	}
+	})
 }
 
 // TestFaultUnavailableOnBackend: a fault the backend cannot do is refused

@@ -211,10 +211,7 @@ func TestRepeat(t *testing.T) {
 }
 
 func TestGateUsageErrors(t *testing.T) {
-	cases := []struct {
-		args []string
-		want string
-	}{
+	checkUsage(t, []usageCase{
 		{[]string{"--repeat=0"}, "--repeat"},
 		{[]string{"--repeat=101"}, "--repeat"},
 		{[]string{"--baseline=testdata/nothing.json"}, "--baseline"},
@@ -228,18 +225,7 @@ func TestGateUsageErrors(t *testing.T) {
 		{[]string{"report"}, "report: give"},
 		{[]string{"report", "testdata/nothing.json"}, "report:"},
 		{[]string{"report", "--bogus", "x"}, "bogus"},
-	}
-	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			code, _, errOut := lockbench(t, c.args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d", code, exitUsage)
-			}
-			if !strings.Contains(errOut, c.want) {
-				t.Errorf("message %q does not name %q", errOut, c.want)
-			}
-		})
-	}
+	})
 }
 
 // TestReportOffline rebuilds a report from a result.json whose histories
