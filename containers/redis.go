@@ -22,12 +22,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/wait"
 )
 
 // RedisImage is the image StartRedis runs when given none: the official
@@ -54,7 +52,7 @@ const (
 
 // Timeouts of the container's life cycle.
 const (
-	startTimeout   = 30 * time.Second // the server's "Ready" line after start
+	startTimeout   = 30 * time.Second // a started redis-server answering INFO
 	pullTimeout    = 5 * time.Minute  // an image pull and the start together
 	restartTimeout = 20 * time.Second // a restarted server answering PING
 	removeTimeout  = 30 * time.Second // stop and remove on Close
@@ -96,24 +94,13 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The free port is only free when we look: a server that could not
-	// bind it is retried on another.
-	var errs []error
-	for range 3 {
-		r, err := startRedis(ctx, cli, image)
-		if err == nil {
-			return r, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil || !errors.Is(err, errNotReady) {
-			break
-		}
+	r, err := retried(ctx, func() (*Redis, error) { return startRedis(ctx, image) })
+	if err != nil {
+		cli.Close()
+		return nil, err
 	}
-	cli.Close()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, errors.Join(errs...)
+	r.cli = cli
+	return r, nil
 }
 
 // client connects to the Docker daemon, after disabling testcontainers'
@@ -150,69 +137,41 @@ func HasImage(ctx context.Context, image string) (bool, error) {
 	return err == nil, nil
 }
 
-// errNotReady means the container started but the server never said it
-// was ready (a port taken meanwhile, most likely).
-var errNotReady = errors.New("redis-server did not become ready")
-
-func startRedis(ctx context.Context, cli *testcontainers.DockerClient, image string) (*Redis, error) {
+// startRedis runs one redis-server container on a free port through
+// runServer, ready once the server answers INFO from the host; the
+// returned Redis has no Docker client yet.
+func startRedis(ctx context.Context, image string) (*Redis, error) {
 	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pullTimeout)
-	defer cancel()
+	r := &Redis{image: image, addr: addr}
 	// The arguments go to redis-server itself: the official image's
 	// entrypoint passes arguments that start with "--" on to it, and the
 	// local images' entrypoint is the binary.
-	req := testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{Image: image},
-		Started:          true,
-	}
-	for _, opt := range []testcontainers.CustomizeRequestOption{
-		testcontainers.WithCmd(
+	r.ctr, err = runServer(ctx, server{
+		kind:  "redis",
+		image: image,
+		flag:  "--redis-image",
+		local: "lockbench/redis:local",
+		cmd: []string{
 			"--port", strconv.Itoa(port),
 			"--bind", "127.0.0.1",
 			"--save", "",
 			"--appendonly", "no",
-			"--daemonize", "no"),
-		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-			hc.NetworkMode = "host"
-		}),
-		testcontainers.WithLabels(map[string]string{Label: "redis", PIDLabel: strconv.Itoa(os.Getpid())}),
-		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(startTimeout)),
-	} {
-		if err := opt.Customize(&req); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrDocker, err)
-		}
-	}
-	// testcontainers.Run would attach the container to Docker's default
-	// bridge, or create a bridge network of its own where there is none
-	// (dockerd --bridge=none): with the host network named the default,
-	// it attaches to nothing and creates nothing.
-	p, err := testcontainers.NewDockerProvider(testcontainers.WithDefaultBridgeNetwork("host"))
+			"--daemonize", "no",
+		},
+		ready: func(ctx context.Context) (err error) {
+			r.ext, err = workload.DialRedis(ctx, addr, "")
+			return err
+		},
+		timeout: startTimeout,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
-	}
-	defer p.Close()
-	c, err := p.RunContainer(startCtx, req.ContainerRequest)
-	ctr, _ := c.(*testcontainers.DockerContainer)
-	if err != nil {
-		remove(ctr)
-		if ctr != nil && ctr.GetContainerID() != "" {
-			return nil, fmt.Errorf("%w: %s: %w: %v", ErrDocker, image, errNotReady, err)
-		}
-		return nil, fmt.Errorf("%w: %s: %v (no registry? build a local image with scripts/docker-images.sh and pass --redis-image=lockbench/redis:local)", ErrDocker, image, err)
-	}
-	ext, err := workload.DialRedis(ctx, addr, "")
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		remove(ctr)
 		return nil, err
 	}
-	return &Redis{image: image, addr: addr, ctr: ctr, cli: cli, ext: ext}, nil
+	return r, nil
 }
 
 // remove stops and removes ctr, if there is one, whatever the context.
@@ -283,6 +242,7 @@ func (r *Redis) thaw(resume chan struct{}) {
 	}
 }
 
+// isClosed reports whether c is closed, without waiting.
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:

@@ -18,10 +18,10 @@ import (
 // taken meanwhile, most likely): the start is worth a retry on another.
 var errExited = errors.New("exited before it served")
 
-// server is what the container of a server other than Redis needs: the
-// label that names it, the image and how to reach readiness.
+// server is what the container of a server (Redis, ZooKeeper, MariaDB)
+// needs: the label that names it, the image and how to reach readiness.
 type server struct {
-	kind  string // Label's value: zookeeper, mysql
+	kind  string // Label's value: redis, zookeeper, mysql
 	image string
 	flag  string // the option that names the image, for the error
 	local string // the image scripts/docker-images.sh builds
@@ -65,8 +65,10 @@ func runServer(ctx context.Context, s server) (*testcontainers.DockerContainer, 
 			return nil, fmt.Errorf("%w: %v", ErrDocker, err)
 		}
 	}
-	// As for Redis: the host network as the default attaches the
-	// container to no bridge and creates none.
+	// testcontainers.Run would attach the container to Docker's default
+	// bridge, or create a bridge network of its own where there is none
+	// (dockerd --bridge=none): with the host network named the default,
+	// it attaches to nothing and creates nothing.
 	p, err := testcontainers.NewDockerProvider(testcontainers.WithDefaultBridgeNetwork("host"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
