@@ -124,6 +124,9 @@ func (o *runOpts) runCells(ctx context.Context, result *reports.Result, cells []
 				skipped = append(skipped, cell.Name())
 				continue
 			}
+			if ctx.Err() != nil && len(result.Matrix) > 0 {
+				break // Ctrl-C before this cell's sale: keep the cells run
+			}
 			return err
 		}
 		result.Matrix = append(result.Matrix, mc)

@@ -295,6 +295,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		run, err := o.runOne(ctx, im, backend, progress)
 		if err != nil {
+			if ctx.Err() != nil && len(result.Runs) > 0 {
+				break // Ctrl-C before this sale began: keep the runs done
+			}
 			return err
 		}
 		result.Runs = append(result.Runs, *run)
