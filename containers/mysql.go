@@ -56,7 +56,7 @@ func StartMySQL(ctx context.Context, image string) (*MySQL, error) {
 		return nil, err
 	}
 	cli.Close()
-	return retried(ctx, func() (*MySQL, error) { return startMySQL(ctx, image) })
+	return loopback.Retry(ctx, errExited, func() (*MySQL, error) { return startMySQL(ctx, image) })
 }
 
 func startMySQL(ctx context.Context, image string) (*MySQL, error) {

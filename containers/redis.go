@@ -94,7 +94,7 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := retried(ctx, func() (*Redis, error) { return startRedis(ctx, image) })
+	r, err := loopback.Retry(ctx, errExited, func() (*Redis, error) { return startRedis(ctx, image) })
 	if err != nil {
 		cli.Close()
 		return nil, err

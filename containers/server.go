@@ -143,25 +143,3 @@ func closeServer(ctr *testcontainers.DockerContainer) error {
 	}
 	return nil
 }
-
-// retried runs start up to three times. The free port is only free when
-// it is asked for: a server that exits (its port taken meanwhile) is
-// started again on another. Any other error, or ctx ending, stops it.
-func retried[T any](ctx context.Context, start func() (T, error)) (T, error) {
-	var errs []error
-	for range 3 {
-		v, err := start()
-		if err == nil {
-			return v, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil || !errors.Is(err, errExited) {
-			break
-		}
-	}
-	var zero T
-	if ctx.Err() != nil {
-		return zero, ctx.Err()
-	}
-	return zero, errors.Join(errs...)
-}

@@ -62,7 +62,7 @@ func StartZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
 		return nil, err
 	}
 	cli.Close()
-	return retried(ctx, func() (*ZooKeeper, error) { return startZooKeeper(ctx, image) })
+	return loopback.Retry(ctx, errExited, func() (*ZooKeeper, error) { return startZooKeeper(ctx, image) })
 }
 
 func startZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
