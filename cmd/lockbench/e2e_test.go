@@ -146,7 +146,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--ttl=5us"}, "--ttl"},
 		{[]string{"--timeout=0s"}, "--timeout"},
 		{[]string{"--impl=lua", "--reentry=2"}, "not reentrant"},
-		{[]string{"--force"}, "--redis"},
+		{[]string{"--force"}, "give --redis or --mysql-dsn"},
 		{[]string{"--backend=redis"}, "--backend=redis needs --redis"},
 		{[]string{"--backend=bogus"}, "--backend"},
 		{[]string{"--backend=docker", "--redis=127.0.0.1:6379"}, "--redis"},

@@ -86,3 +86,33 @@ func TestMySQLRun(t *testing.T) {
 		t.Errorf("server-pause on a MySQL reached by DSN: exit %d, %q; want %d", code, errOut, exitUsage)
 	}
 }
+
+// TestMySQLForce: lockbench's tables left in the database (by a run that
+// was killed) stop the next run with exit 2 and a pointer to --force;
+// with --force the tables are dropped and the sale runs.
+func TestMySQLForce(t *testing.T) {
+	cfg, err := mysql.ParseDSN(mysqltest.Start(t).DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mysqlFor(t, "lockbench_force") // the database, dropped after the test
+	cfg.DBName = "lockbench_force"
+	dsn := cfg.FormatDSN()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), "CREATE TABLE lockbench_inventory (id INT)"); err != nil {
+		t.Fatal(err)
+	}
+	sale := []string{"--impl=mysql", "--clients=20", "--stock=10", "--mysql-dsn=" + dsn}
+	code, _, errOut := lockbench(t, sale...)
+	if code != exitUsage || !strings.Contains(errOut, "--force") {
+		t.Fatalf("tables in use: exit %d, %q; want %d naming --force", code, errOut, exitUsage)
+	}
+	code, res := runJSON(t, append(sale, "--force")...)
+	if code != exitPass || res.Runs[0].Sold != 10 {
+		t.Errorf("--force: exit %d, runs %+v; want a pass selling 10", code, res.Runs)
+	}
+}

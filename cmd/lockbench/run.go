@@ -136,7 +136,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
-	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted)")
+	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted), and on MySQL drop lockbench's tables left in the database")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
 	fs.StringVar(&o.out, "out", "", "directory to write result.json, report.html and the histories to")
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
@@ -216,8 +216,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 		return nil, usageErr("--check-timeout must be positive, got %v", o.checkTimeout)
 	case o.cmdTimeout < time.Millisecond:
 		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
-	case o.redis == "" && (fs.Changed("prefix") || o.force || o.password != ""):
-		return nil, usageErr("--prefix, --force and --redis-password apply to a real Redis: give --redis too")
+	case o.redis == "" && (fs.Changed("prefix") || o.password != ""):
+		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis too")
+	case o.force && o.redis == "" && o.mysqlDSN == "":
+		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too")
 	}
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
