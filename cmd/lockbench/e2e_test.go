@@ -294,14 +294,15 @@ func TestInterrupt(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    func(t *testing.T, out string) []string
-		written bool // result.json and the history are in --out
+		written bool          // result.json and the history are in --out
+		after   time.Duration // when Ctrl-C comes
 	}{
 		{"during the sale", func(t *testing.T, out string) []string {
 			return []string{"--impl=lua", "--clients=20000", "--stock=20000", "--ramp=60s", "--out=" + out}
-		}, true},
+		}, true, 2 * time.Second}, // the sale lasts a minute: well into it
 		{"before the sale", func(t *testing.T, out string) []string {
 			return []string{"--impl=lua", "--redis=" + paused(t), "--out=" + out}
-		}, false},
+		}, false, time.Second}, // the server is asked at once and answers no sooner than its 3 s read timeout
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +314,7 @@ func TestInterrupt(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(time.Second)
+			time.Sleep(tt.after)
 			cmd.Process.Signal(syscall.SIGINT)
 			cmd.Wait()
 			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
