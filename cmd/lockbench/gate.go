@@ -170,11 +170,9 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 		return err
 	}
 	if o.out != "" {
-		path := filepath.Join(o.out, "report.html")
-		if werr := writeRunReport(path, o.out); werr != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", werr)}
+		if werr := writeRunReport(o.out, stderr); werr != nil {
+			return werr
 		}
-		fmt.Fprintf(stderr, "report: %s\n", path)
 	}
 	if ctx.Err() != nil {
 		return err

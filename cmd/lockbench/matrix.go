@@ -283,11 +283,9 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
-		path := filepath.Join(o.out, "report.html")
-		if err := writeRunReport(path, o.out); err != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
+		if err := writeRunReport(o.out, stderr); err != nil {
+			return err
 		}
-		fmt.Fprintf(stderr, "report: %s\n", path)
 	}
 	if o.json {
 		if err := reports.WriteJSON(stdout, result); err != nil {

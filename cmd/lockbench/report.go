@@ -72,13 +72,19 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeRunReport writes the report of the result saved in dir to path.
-func writeRunReport(path, dir string) error {
+// writeRunReport writes dir/report.html, the report of the result saved
+// in dir, and says where on stderr. The error is an exitError.
+func writeRunReport(dir string, stderr io.Writer) error {
+	path := filepath.Join(dir, "report.html")
 	src, err := reports.LoadSource(dir)
-	if err != nil {
-		return err
+	if err == nil {
+		err = reports.WriteHTMLFile(path, reports.HTMLOptions{}, src)
 	}
-	return reports.WriteHTMLFile(path, reports.HTMLOptions{}, src)
+	if err != nil {
+		return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
+	}
+	fmt.Fprintf(stderr, "report: %s\n", path)
+	return nil
 }
 
 // writeVisualizations writes porcupine's view of the first illegal
