@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -56,15 +55,12 @@ func StartMySQL(ctx context.Context, image string) (*MySQL, error) {
 		return nil, err
 	}
 	cli.Close()
-	return loopback.Retry(ctx, errExited, func() (*MySQL, error) { return startMySQL(ctx, image) })
+	return loopback.Retry(ctx, errExited, func(port int, addr string) (*MySQL, error) {
+		return startMySQL(ctx, image, port, addr)
+	})
 }
 
-func startMySQL(ctx context.Context, image string) (*MySQL, error) {
-	port, err := loopback.FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+func startMySQL(ctx context.Context, image string, port int, addr string) (*MySQL, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", addr
 	cfg.Timeout = 2 * time.Second

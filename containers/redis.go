@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -94,7 +93,9 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := loopback.Retry(ctx, errExited, func() (*Redis, error) { return startRedis(ctx, image) })
+	r, err := loopback.Retry(ctx, errExited, func(port int, addr string) (*Redis, error) {
+		return startRedis(ctx, image, port, addr)
+	})
 	if err != nil {
 		cli.Close()
 		return nil, err
@@ -140,16 +141,12 @@ func HasImage(ctx context.Context, image string) (bool, error) {
 // startRedis runs one redis-server container on a free port through
 // runServer, ready once the server answers INFO from the host; the
 // returned Redis has no Docker client yet.
-func startRedis(ctx context.Context, image string) (*Redis, error) {
-	port, err := loopback.FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+func startRedis(ctx context.Context, image string, port int, addr string) (*Redis, error) {
 	r := &Redis{image: image, addr: addr}
 	// The arguments go to redis-server itself: the official image's
 	// entrypoint passes arguments that start with "--" on to it, and the
 	// local images' entrypoint is the binary.
+	var err error
 	r.ctr, err = runServer(ctx, server{
 		kind:  "redis",
 		image: image,

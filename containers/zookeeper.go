@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -62,15 +61,12 @@ func StartZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
 		return nil, err
 	}
 	cli.Close()
-	return loopback.Retry(ctx, errExited, func() (*ZooKeeper, error) { return startZooKeeper(ctx, image) })
+	return loopback.Retry(ctx, errExited, func(port int, addr string) (*ZooKeeper, error) {
+		return startZooKeeper(ctx, image, port, addr)
+	})
 }
 
-func startZooKeeper(ctx context.Context, image string) (*ZooKeeper, error) {
-	port, err := loopback.FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDocker, err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+func startZooKeeper(ctx context.Context, image string, port int, addr string) (*ZooKeeper, error) {
 	ctr, err := runServer(ctx, server{
 		kind:  "zookeeper",
 		image: image,

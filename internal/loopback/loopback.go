@@ -6,7 +6,9 @@ package loopback
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"strconv"
 )
 
 // FreePort asks the kernel for a free TCP port on 127.0.0.1. The port is
@@ -21,15 +23,20 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Retry calls start, which starts a server on a FreePort, up to three
-// times: again only after an error that wraps exited (the server ended
-// before it served, its port taken meanwhile most likely) and while ctx
-// lasts. It returns the first success, ctx's error when ctx ended, or
-// every error joined.
-func Retry[T any](ctx context.Context, exited error, start func() (T, error)) (T, error) {
+// Retry calls start with a FreePort and its 127.0.0.1 address, up to
+// three times, each on a port asked for anew: again only after an error that wraps
+// exited (the server ended before it served, its port taken meanwhile
+// most likely) and while ctx lasts. It returns the first success, ctx's
+// error when ctx ended, or every error joined.
+func Retry[T any](ctx context.Context, exited error, start func(port int, addr string) (T, error)) (T, error) {
 	var errs []error
 	for range 3 {
-		v, err := start()
+		port, err := FreePort()
+		if err != nil {
+			var zero T
+			return zero, fmt.Errorf("loopback: no free port: %w", err)
+		}
+		v, err := start(port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err == nil {
 			return v, nil
 		}

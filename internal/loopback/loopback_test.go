@@ -41,8 +41,11 @@ func TestRetry(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			calls := 0
-			v, err := Retry(ctx, exited, func() (int, error) {
+			v, err := Retry(ctx, exited, func(port int, addr string) (int, error) {
 				calls++
+				if port <= 0 || addr != net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) {
+					t.Errorf("try %d on port %d, address %s: want a free port and its 127.0.0.1 address", calls, port, addr)
+				}
 				if tt.cancel {
 					cancel()
 				}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -134,7 +133,9 @@ func Launch() (*Server, error) {
 	}
 	// A free port is only free when we look: a server that exits before
 	// it answers is retried on a new one.
-	s, err := loopback.Retry(context.Background(), testproc.ErrExited, func() (*Server, error) { return launch(server, dir, data, u) })
+	s, err := loopback.Retry(context.Background(), testproc.ErrExited, func(port int, addr string) (*Server, error) {
+		return launch(server, dir, data, u, port, addr)
+	})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -142,18 +143,15 @@ func Launch() (*Server, error) {
 	return s, nil
 }
 
-// launch starts one server on the data directory and waits for it; on an
-// error the process is gone.
-func launch(bin, dir, data, u string) (*Server, error) {
-	port, err := loopback.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
+// launch starts one server on the data directory and port and waits for
+// it; on an error the process is gone.
+func launch(bin, dir, data, u string, port int, addr string) (*Server, error) {
+	s := &Server{Addr: addr, dir: dir}
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", s.Addr
 	cfg.Timeout = 2 * time.Second
 	s.DSN = cfg.FormatDSN()
+	var err error
 	s.proc, err = testproc.Start(exec.Command(bin, "--no-defaults", "--datadir="+data, "--user="+u,
 		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-networking=0",
 		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),

@@ -49,21 +49,19 @@ func Start(t testing.TB) string {
 	// The free port is only free when we look: another process may take
 	// it before the server binds, so a server that exits early is retried
 	// on a new port.
-	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func() (string, error) { return start(t, bin) })
+	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func(port int, addr string) (string, error) {
+		return start(t, bin, port, addr)
+	})
 	if err != nil {
 		t.Fatalf("starting redis-server: %v", err)
 	}
 	return addr
 }
 
-// start runs one server and waits for it; on error the process is gone.
-func start(t testing.TB, bin string) (string, error) {
+// start runs one server on port and waits for it; on error the process
+// is gone.
+func start(t testing.TB, bin string, port int, addr string) (string, error) {
 	t.Helper()
-	port, err := loopback.FreePort()
-	if err != nil {
-		return "", err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	p, err := testproc.Start(exec.Command(bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",

@@ -10,11 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -61,21 +59,20 @@ func Start(t testing.TB) string {
 	}
 	// A free port is only free when we look: a server that exits before
 	// it serves is retried on a new one.
-	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func() (string, error) { return start(t) })
+	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func(port int, addr string) (string, error) {
+		return start(t, port, addr)
+	})
 	if err != nil {
 		t.Fatalf("starting zookeeper: %v", err)
 	}
 	return addr
 }
 
-// start runs one server and waits for it; on error the process is gone.
-func start(t testing.TB) (string, error) {
+// start runs one server on port and waits for it; on error the process
+// is gone.
+func start(t testing.TB, port int, addr string) (string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	port, err := loopback.FreePort()
-	if err != nil {
-		return "", err
-	}
 	// forceSync=no: every lock and unlock is a write, and a throwaway
 	// server need not wait for the disk (a quarter of a sale's time).
 	cfg := fmt.Sprintf(`tickTime=100
@@ -92,7 +89,6 @@ forceSync=no
 	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
 		return "", err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	p, err := testproc.Start(exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-cp", Jar+":"+logJar, "org.apache.zookeeper.server.ZooKeeperServerMain", conf))
 	if err != nil {
