@@ -10,8 +10,9 @@ type Expect struct {
 	Label string
 	// Lock, Data and Live are Must (violated), MustNot (holds) or Either.
 	Lock, Data, Live Want
-	// Sometimes marks a race that no fault drives: the failure shows in
-	// most runs, not in every one, so one run that stays clean does not
+	// Sometimes marks a failure that shows in most runs, not in every
+	// one: a race no fault drives, or one a fault makes possible but the
+	// order of the lock's queue decides. One run that stays clean does not
 	// contradict the cell; a series of seeds must show it at least once.
 	Sometimes bool
 }
@@ -44,6 +45,9 @@ var (
 	// Racy: an implementation that is unsafe with no fault at all, through
 	// a race that shows in most runs but not in every one.
 	Racy = Expect{Label: "overlap (racy)", Lock: Must, Sometimes: true}
+	// OverlapMostly: a fault that breaks the lock whenever the queue is
+	// ordered for it at the moment it strikes, which is most runs.
+	OverlapMostly = Expect{Label: "overlap (most runs)", Lock: Must, Sometimes: true}
 	// DataSafe: the data stays safe whatever the lock does (fenced:
 	// overlaps are reported, stale writes refused; buyers whose commands
 	// were lost may give up).
@@ -119,7 +123,7 @@ const zkSession = time.Second
 const zkSeedPartitionWhy = "not in the catalog: seed 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
 
 // zkSeedCrashWhy is the seed's missing re-check after a wake-up.
-const zkSeedCrashWhy = "the catalog has no seed row; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time"
+const zkSeedCrashWhy = "the catalog has no seed row; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time. It takes a waiter of the other node queued behind a waiter of the crashed one; when the crash finds the queue otherwise ordered the run stays safe (measured: 25 of 30 seeds overlapped in one series, 4 or 5 of 5 in four others)"
 
 // zkPartitionWhy says why a cut does not break the correct lock here.
 const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers fail instead of entering, and the cut holder's critical section ends (its write times out after the matrix's 500 ms command timeout) before its session expires (1 s). With a command timeout longer than the session timeout the holder would still be inside when the next one enters"
@@ -235,7 +239,7 @@ var Truth = []Cell{
 	{Impl: "zookeeper", Fault: "partition", TTL: zkSession, Want: Safe, Why: zkPartitionWhy},
 	{Impl: "zookeeper-seed002", TTL: zkSession, Want: Safe},
 	{Impl: "zookeeper-seed002", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
-	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Want: Overlap, Why: zkSeedCrashWhy},
+	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Want: OverlapMostly, Why: zkSeedCrashWhy},
 	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zkSeedPartitionWhy},
 
 	// Third-party Go locks, with their documented defaults.
