@@ -16,8 +16,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 )
 
 // version is set by the Makefile (-ldflags "-X main.version=…"); a build
@@ -96,6 +98,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		case "help", "-h", "--help":
 			topUsage(stdout)
 			return nil
+		case "--version":
+			return versionCmd(args[1:], stdout, stderr)
 		}
 		for _, c := range commands {
 			if args[0] == c.name {
@@ -124,11 +128,13 @@ func exitCode(err error, stderr io.Writer) int {
 	return exitInfra
 }
 
+// topUsage is `lockbench --help`: the commands, then the flags of run, the
+// default command, so that the first help a user asks for has them all.
 func topUsage(w io.Writer) {
 	fmt.Fprint(w, `lockbench load-tests distributed locks in a flash sale and proves whether they are correct.
 
 Usage:
-  lockbench [run] [flags]      run the sale (see lockbench run --help)
+  lockbench [run] [flags]      run the sale (see lockbench run --help for examples)
 `)
 	for _, c := range commands[1:] {
 		fmt.Fprintf(w, "  lockbench %-18s %s\n", c.name, c.summary)
@@ -141,22 +147,79 @@ Examples:
   lockbench check run1
   lockbench report run1/result.json run2/result.json -o compare.html
   lockbench --impl=watchdog --repeat=3 --baseline=base/result.json --junit=junit.xml
-
+`)
+	fs := runFlags(&runOpts{})
+	tidyDefaults(fs)
+	fmt.Fprintf(w, "\nFlags of run:\n%s", fs.FlagUsages())
+	fmt.Fprint(w, `
 Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
 `)
 }
 
+// buildVersion is the Makefile's version, else the module version Go
+// recorded (a `go install …@v1.2.3` build, or Go's version from the
+// checkout's VCS state), else the VCS revision Go recorded, else "devel".
 func buildVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
 	}
-	return "(devel)"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// wantsHelp reports whether args ask a command without flags of its own
+// for its help.
+func wantsHelp(args []string) bool {
+	return len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
+}
+
+// tidyDefaults makes --help print each default once and as a user types
+// it: a flag whose usage already states its default (an environment
+// variable's, say) shows no second "(default …)", and lists show as the
+// comma list --flag=a,b takes, not as Go's [a b].
+func tidyDefaults(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch {
+		case strings.Contains(f.Usage, "(default "):
+			f.DefValue = ""
+			if f.Value.Type() == "stringSlice" {
+				f.DefValue = "[]"
+			}
+		case f.Value.Type() == "stringSlice" && f.DefValue != "[]":
+			f.DefValue = strings.Join(strings.Fields(strings.Trim(f.DefValue, "[]")), ",")
+		}
+	})
 }
 
 func versionCmd(args []string, stdout, _ io.Writer) error {
+	if wantsHelp(args) {
+		fmt.Fprintln(stdout, "Usage: lockbench version (or lockbench --version)\n\nPrints lockbench's version: the Makefile's git description, or the module's build information.")
+		return nil
+	}
 	if len(args) > 0 {
 		return usageErr("version takes no arguments")
 	}

@@ -99,7 +99,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	defer done()
 
 	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls, backend)
-	progress := newProgress(stderr, o.clients, len(cells))
+	progress := newProgress(stderr, o.clients, len(cells), o.timeout)
 	if err := o.runCells(ctx, result, cells, backend, progress, stderr); err != nil {
 		return err
 	}

@@ -12,17 +12,24 @@ import (
 )
 
 // progress reports a long run while it goes: on a terminal a bar redrawn
-// in place (sold/stock, sales per second, faults active, elapsed, ETA); in
-// a CI log or a pipe a plain line every plainEvery, so that a log shows the
-// run is alive without a carriage-return mess, and a short run prints none.
+// in place (buyers answered of all, arrived, sold/stock, sales per second,
+// faults active, elapsed, ETA), cut to the terminal's width so that a
+// redraw never wraps onto a new line; in a CI log or a pipe a plain line
+// every plainEvery, so that a log shows the run is alive without a
+// carriage-return mess, and a short run prints none.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tty   bool
 	every time.Duration
-	// clients is the buyers per run, for the ETA; runs and run count the
-	// runs (implementations times repetitions) and the current one.
+	// cols is the terminal's width, asked again at each redraw (a window
+	// can be resized); nil in tests, which set width by hand.
+	cols func() int
+	// clients is the buyers per run, for the ETA; timeout bounds each
+	// run, and so the ETA; runs and run count the runs (implementations
+	// times repetitions) and the current one.
 	clients   int64
+	timeout   time.Duration
 	runs, run int
 	// width is the length of the bar last drawn; next is when the next
 	// plain line is due, in the current run's elapsed time.
@@ -36,15 +43,17 @@ const plainEvery = 10 * time.Second
 // barWidth is the bar's length in characters.
 const barWidth = 24
 
-// newProgress reports on w, drawing a bar when w is a terminal.
-func newProgress(w io.Writer, clients, runs int) *progress {
-	tty := false
+// newProgress reports on w, drawing a bar when w is a terminal; timeout
+// is each run's bound (zero: none).
+func newProgress(w io.Writer, clients, runs int, timeout time.Duration) *progress {
+	p := &progress{w: w, every: plainEvery, clients: int64(clients), timeout: timeout, runs: runs, run: 1, next: plainEvery}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
+			p.tty = true
+			p.cols = func() int { return columns(f) }
 		}
 	}
-	return &progress{w: w, tty: tty, every: plainEvery, clients: int64(clients), runs: runs, run: 1, next: plainEvery}
+	return p
 }
 
 // update reports a snapshot of the running sale.
@@ -53,8 +62,13 @@ func (p *progress) update(s workload.Progress) {
 	defer p.mu.Unlock()
 	if p.tty {
 		line := p.barLine(s)
-		fmt.Fprintf(p.w, "\r%-*s", p.width, line)
-		p.width = len([]rune(line))
+		if p.cols != nil {
+			// One column short of the edge: a line that fills it wraps
+			// the cursor on some terminals.
+			line = truncate(line, p.cols()-1)
+		}
+		fmt.Fprintf(p.w, "\r%s", padRight(line, p.width))
+		p.width = displayWidth(line)
 		return
 	}
 	if s.Elapsed < p.next {
@@ -79,21 +93,23 @@ func (p *progress) clear() {
 	p.run++
 }
 
-// barLine is the terminal's line: watchdog [2/13] [#####.....] 2,500/5,000 ….
+// barLine is the terminal's line: watchdog [2/13] [#####.....] answered
+// 10000/20000 …. The bar is the buyers answered, for a run ends when the
+// last buyer is, not when the stock is gone.
 func (p *progress) barLine(s workload.Progress) string {
 	filled := 0
-	if s.Stock > 0 {
-		filled = int(min(s.Sold, s.Stock) * barWidth / s.Stock)
+	if p.clients > 0 {
+		filled = int(min(s.Finished, p.clients) * barWidth / p.clients)
 	}
 	bar := strings.Repeat("#", filled) + strings.Repeat(".", barWidth-filled)
-	return fmt.Sprintf("%s%s [%s] sold %d/%d  %s sales/s  faults %d  %s  ETA %s",
-		s.Impl, p.runTag(), bar, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), p.eta(s))
+	return fmt.Sprintf("%s%s [%s] answered %d/%d (arrived %d)  sold %d/%d  %s sales/s  faults %d  %s  ETA %s",
+		s.Impl, p.runTag(), bar, s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), p.eta(s))
 }
 
 // plainLine is a log's line, one self-contained sentence of key=value.
 func (p *progress) plainLine(s workload.Progress) string {
-	return fmt.Sprintf("progress: %s%s sold=%d/%d sales/s=%s faults=%d elapsed=%s eta=%s",
-		s.Impl, p.runTag(), s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), p.eta(s))
+	return fmt.Sprintf("progress: %s%s answered=%d/%d arrived=%d sold=%d/%d sales/s=%s faults=%d elapsed=%s eta=%s",
+		s.Impl, p.runTag(), s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), strings.ReplaceAll(p.eta(s), " ", ""))
 }
 
 // runTag numbers the run when there are several.
@@ -113,16 +129,30 @@ func salesRate(s workload.Progress) string {
 }
 
 // eta estimates the time left in the current run from the pace at which
-// buyers have been answered so far; "?" until one has.
+// buyers have been answered so far, never past the run's --timeout: a
+// stalled run (a pause, a dead server) shows "<=" and the time until the
+// timeout ends it, not an estimate of hours. "?" until a buyer is
+// answered when there is no timeout.
 func (p *progress) eta(s workload.Progress) string {
-	if s.Finished <= 0 || p.clients <= 0 || s.Elapsed <= 0 {
-		return "?"
+	left := time.Duration(-1)
+	if p.timeout > 0 {
+		left = max(p.timeout-s.Elapsed, 0)
 	}
-	left := p.clients - s.Finished
-	if left <= 0 {
+	if s.Finished <= 0 || p.clients <= 0 || s.Elapsed <= 0 {
+		if left < 0 {
+			return "?"
+		}
+		return "<= " + roundDur(left)
+	}
+	buyers := p.clients - s.Finished
+	if buyers <= 0 {
 		return "0s"
 	}
-	return roundDur(time.Duration(float64(s.Elapsed) * float64(left) / float64(s.Finished)))
+	est := time.Duration(float64(s.Elapsed) * float64(buyers) / float64(s.Finished))
+	if left >= 0 && est > left {
+		return "<= " + roundDur(left)
+	}
+	return roundDur(est)
 }
 
 // roundDur writes d to a tenth of a second, or to the second past a minute.

@@ -151,6 +151,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 }
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
+	tidyDefaults(fs)
 	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
@@ -290,7 +291,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat)
+	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
 	for _, im := range o.gate.schedule(impls) {
 		if ctx.Err() != nil {
 			break
