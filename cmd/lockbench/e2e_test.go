@@ -162,6 +162,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--command-timeout=0s"}, "--command-timeout"},
 		{[]string{"matrix", "--faults=gc"}, "--faults"},
 		{[]string{"matrix", "--impl=none", "--faults=expire"}, "no cell"},
+		// Malformed server addresses are bad input (2), not unreachable
+		// servers (3), and the message names the flag.
+		{[]string{"--redis=notahost"}, "--redis"},
+		{[]string{"--redis=:6379"}, "--redis"},
+		{[]string{"--redis=127.0.0.1:99999"}, "--redis"},
+		{[]string{"--impl=mysql", "--mysql-dsn=garbage"}, "--mysql-dsn"},
+		{[]string{"--impl=zookeeper", "--zk=zk"}, "--zk"},
+		{[]string{"matrix", "--redis=notahost"}, "--redis"},
 	})
 }
 
@@ -341,5 +349,27 @@ func TestInterrupt(t *testing.T) {
 				t.Errorf("history %q not written: %v", r.History, err)
 			}
 		})
+	}
+}
+
+// TestWrongPasswordNamesTheFlag: a real redis-server that refuses the
+// password is exit 3 (the server is there, lockbench cannot use it), and
+// the message says which flag to fix.
+func TestWrongPasswordNamesTheFlag(t *testing.T) {
+	if !redistest.Available() && os.Getenv("LOCKBENCH_REQUIRE_REDIS") != "1" {
+		t.Skip("redis-server not on PATH (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+	}
+	addr := redistest.Start(t)
+	if err := redistest.Client(t, addr).ConfigSet(t.Context(), "requirepass", "right").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--redis=" + addr, "--redis-password=wrong", "--clients=10"},
+		{"--redis=" + addr, "--clients=10"},
+	} {
+		code, _, errOut := lockbench(t, args...)
+		if code != exitInfra || !strings.Contains(errOut, "--redis-password") {
+			t.Errorf("%v: exit %d, want %d naming --redis-password: %s", args, code, exitInfra, errOut)
+		}
 	}
 }

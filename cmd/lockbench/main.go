@@ -55,6 +55,9 @@ func infraErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted before the sale began; every server lockbench started was stopped")}
 	}
+	if hint := authHint(err); hint != "" {
+		err = fmt.Errorf("%w%s", err, hint)
+	}
 	return &exitError{code: exitInfra, err: err}
 }
 

@@ -222,6 +222,9 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	case o.force && o.redis == "" && o.mysqlDSN == "":
 		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too")
 	}
+	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
+		return nil, err
+	}
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
 	}
