@@ -321,10 +321,8 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 	if !fs.Changed("seed") {
 		o.seed = rand.Uint64()
 	}
-	if o.out != "" {
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return nil, nil, nil, &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
-		}
+	if err := prepareOutputs(o.out, o.gate.junit); err != nil {
+		return nil, nil, nil, err
 	}
 	var undo []func()
 	done = func() {
@@ -477,12 +475,33 @@ func fired(h *history.History, name string) bool {
 
 // finish writes the result where it was asked for and turns the verdicts
 // into the exit code.
+//
+// The summary is printed before result.json is written, so that a file
+// that cannot be written (a disk filled during the run) still leaves the
+// verdicts on the terminal.
 func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, stdout io.Writer) error {
+	if err := printResult(result, asJSON, stdout); err != nil {
+		return err
+	}
 	if out != "" {
 		if err := reports.WriteFile(filepath.Join(out, "result.json"), result); err != nil {
-			return &exitError{code: exitInfra, err: err}
+			return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
 		}
 	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the sale in progress was cut short and checked as recorded")}
+	}
+	for _, r := range result.Runs {
+		if r.Verdict != reports.Pass {
+			return &exitError{code: exitFail}
+		}
+	}
+	return nil
+}
+
+// printResult writes the result on stdout: its JSON, or the summary table
+// with the backend and the reproduce line.
+func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
 	if asJSON {
 		if err := reports.WriteJSON(stdout, result); err != nil {
 			return err
@@ -499,14 +518,6 @@ func finish(ctx context.Context, result *reports.Result, out string, asJSON bool
 		}
 		if result.Command != "" {
 			fmt.Fprintf(stdout, "\nreproduce: %s\n", result.Command)
-		}
-	}
-	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the sale in progress was cut short and checked as recorded")}
-	}
-	for _, r := range result.Runs {
-		if r.Verdict != reports.Pass {
-			return &exitError{code: exitFail}
 		}
 	}
 	return nil

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestOutputsCheckedBeforeTheSale: an --out or --junit that cannot be
+// written is refused before any buyer arrives (exit 2 naming the flag),
+// not after a sale of minutes.
+func TestOutputsCheckedBeforeTheSale(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkUsage(t, []usageCase{
+		{[]string{"--impl=atomic", "--clients=10", "--out=" + filepath.Join(file, "sub")}, "--out"},
+		{[]string{"--impl=atomic", "--clients=10", "--junit=" + filepath.Join(dir, "missing", "junit.xml")}, "--junit"},
+		{[]string{"--impl=atomic", "--clients=10", "--junit=" + dir}, "--junit"},
+		{[]string{"matrix", "--impl=none", "--faults=none", "--out=" + filepath.Join(file, "sub")}, "--out"},
+	})
+}
+
+// TestOutReused: a second run into the same --out keeps none of the
+// first run's histories, so `lockbench check DIR` judges the second run
+// alone; files lockbench did not write stay.
+func TestOutReused(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := lockbench(t, "--impl=none", "--clients=400", "--stock=100", "--out="+dir, "--seed=1"); code != exitFail {
+		t.Fatalf("first run (none oversells): exit %d, want %d: %s", code, exitFail, errOut)
+	}
+	if code, _, errOut := lockbench(t, "--impl=atomic", "--clients=400", "--stock=100", "--out="+dir, "--seed=1"); code != exitPass {
+		t.Fatalf("second run: exit %d: %s", code, errOut)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	for _, want := range []string{"atomic.history.jsonl", "notes.txt", "result.json", "report.html"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s missing from %v", want, names)
+		}
+	}
+	if slices.Contains(names, "none.history.jsonl") || slices.Contains(names, "none.porcupine.html") {
+		t.Errorf("the first run's files are still there: %v", names)
+	}
+	if code, out, errOut := lockbench(t, "check", dir); code != exitPass {
+		t.Errorf("check of the reused directory: exit %d:\n%s%s", code, out, errOut)
+	}
+}
