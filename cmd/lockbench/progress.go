@@ -162,3 +162,15 @@ func roundDur(d time.Duration) string {
 	}
 	return d.Round(100 * time.Millisecond).String()
 }
+
+// warnLength says, before several sales run one after another, how long
+// the whole may take at most: a default sale takes seconds, but a slow
+// lock under load (a spinning variant, redlock on five embedded servers)
+// runs until --timeout cuts it.
+func warnLength(w io.Writer, runs int, timeout time.Duration) {
+	if runs < 2 {
+		return
+	}
+	fmt.Fprintf(w, "lockbench: %d sales one after another, each cut at --timeout=%s: at most %s in all (the progress line numbers them)\n",
+		runs, roundDur(timeout), roundDur(time.Duration(runs)*timeout))
+}

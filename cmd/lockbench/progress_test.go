@@ -124,3 +124,15 @@ func TestProgressPlain(t *testing.T) {
 		t.Errorf("the next run printed at 5s: %q", b.String())
 	}
 }
+
+func TestWarnLength(t *testing.T) {
+	var b bytes.Buffer
+	warnLength(&b, 1, time.Minute)
+	if b.Len() != 0 {
+		t.Errorf("one sale warned: %q", b.String())
+	}
+	warnLength(&b, 16, 3*time.Minute)
+	if got, want := b.String(), "16 sales one after another, each cut at --timeout=3m0s: at most 48m0s in all"; !strings.Contains(got, want) {
+		t.Errorf("warning %q lacks %q", got, want)
+	}
+}

@@ -282,6 +282,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer done()
 	o.warnLeftOut(stderr, "")
+	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
 
 	result := o.newResult(o.command(fs), impls, backend)
 	for _, sp := range o.specs {
