@@ -104,15 +104,28 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 	return r, nil
 }
 
+// noDaemon is the advice every "no Docker daemon" error carries.
+const noDaemon = "no Docker daemon answers (start one: make dockerd, or scripts/dockerd.sh; install it with apt-get install docker.io)"
+
 // client connects to the Docker daemon, after disabling testcontainers'
 // reaper unless the environment says otherwise (see StartRedis); it is
 // the first thing this package does with testcontainers, which reads its
-// configuration once.
-func client(ctx context.Context) (*testcontainers.DockerClient, error) {
+// configuration once. Every entry point of the package asks it first, so
+// that a machine without Docker gets ErrDocker here and never reaches
+// testcontainers' other calls.
+func client(ctx context.Context) (cli *testcontainers.DockerClient, err error) {
 	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
-	cli, err := testcontainers.NewDockerClientWithOpts(context.WithoutCancel(ctx))
+	// testcontainers panics when it finds no Docker host at all (its
+	// MustExtractDockerHost: "rootless Docker not found"); lockbench
+	// reports that as the error it is.
+	defer func() {
+		if r := recover(); r != nil {
+			cli, err = nil, fmt.Errorf("%w: %s: %v", ErrDocker, noDaemon, r)
+		}
+	}()
+	cli, err = testcontainers.NewDockerClientWithOpts(context.WithoutCancel(ctx))
 	if err == nil {
 		_, err = cli.Ping(ctx)
 		if err != nil {
@@ -120,7 +133,7 @@ func client(ctx context.Context) (*testcontainers.DockerClient, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: no docker daemon answers (start one: scripts/dockerd.sh): %v", ErrDocker, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrDocker, noDaemon, err)
 	}
 	return cli, nil
 }

@@ -10,7 +10,10 @@ import (
 	"cmp"
 	"context"
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +98,52 @@ func Leftovers(t testing.TB, pid int) []string {
 		ids = append(ids, c.ID)
 	}
 	return ids
+}
+
+// childEnv marks the child process NoDaemon starts.
+const childEnv = "LOCKBENCH_NO_DOCKER_CHILD"
+
+// NoDaemon runs the calling test again in a child process that can reach
+// no Docker daemon: a private mount namespace with an empty /run (where
+// the daemon's socket lives, /var/run included) and DOCKER_HOST naming a
+// socket that does not exist, LOCKBENCH_REQUIRE_DOCKER unset. It returns
+// true in the child, where the test's body then runs; in the parent it
+// waits for the child, fails the test if the child failed, logs its
+// output, and returns false. Without unshare(1) and the right to use it
+// (root), the test is skipped.
+func NoDaemon(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(childEnv) == "1" {
+		return true
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare(1) not on PATH (util-linux): cannot hide the Docker daemon from a child")
+	}
+	script := `mount -t tmpfs tmpfs /run && exec "$@"`
+	cmd := exec.CommandContext(t.Context(), unshare, "-m", "--propagation", "private", "sh", "-c", script, "sh",
+		os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(withoutEnv(os.Environ(), RequireEnv, "DOCKER_HOST"),
+		childEnv+"=1", "DOCKER_HOST=unix:///nonexistent/docker.sock")
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "unshare failed") {
+		t.Skipf("unshare refused (not root?): %s", out)
+	}
+	t.Logf("child without a Docker daemon:\n%s", out)
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	return false
+}
+
+// withoutEnv returns env less the variables named.
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
