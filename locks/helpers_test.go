@@ -3,8 +3,6 @@ package locks_test
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -19,27 +17,26 @@ import (
 	"github.com/lockbench/lockbench/locks"
 )
 
-// TestMain runs more subtests at once than the default -parallel (one per
-// CPU) unless -parallel is given: the tests here mostly wait, for spin
-// sleeps and leases running out, and hardly compute.
+// TestMain drops go-redis's own log lines (a pool's refused dials while a
+// test's server is stopping), as the CLI does, so that a test's output is
+// its own.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", "8"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
+	redis.SetLogger(quietRedis{})
 	os.Exit(m.Run())
 }
 
+// quietRedis is a go-redis logger that logs nothing.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 // Margins. The machine is shared and small: waits are generous, and no
-// test asserts on speed.
+// test asserts on speed. A bound that must not run out (patience, a test's
+// deadline) is long enough that only a hang reaches it, never a busy
+// machine.
 const (
 	// patience bounds an Acquire that must succeed.
-	patience = 10 * time.Second
+	patience = 2 * time.Minute
 	// refused is how long an Acquire that must fail is given.
 	refused = 300 * time.Millisecond
 	// shortTTL is a lease meant to run out during a test.
@@ -174,10 +171,10 @@ func (s *server) nodes(t *testing.T, im locks.Impl, key string, ttl time.Duratio
 
 // holdCtx is a context for acquisitions whose lease should live on: the
 // watchdog renews in the acquiring context, so it must outlast the call.
-// It ends with the test, or after a minute so that a hang fails.
+// It ends with the test, or after patience so that a hang fails.
 func holdCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -251,6 +248,32 @@ func (s *server) waitGone(t *testing.T, key string) {
 			t.Fatalf("%s still exists after %v (pttl %d)", key, patience, s.pttl(t, key))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitRenewals returns once key's lease has been renewed n times, seen
+// as its PTTL rising between two readings; it fails the test if the key
+// vanishes first (nobody renewed it in time) or after patience. It waits
+// for events, not for a length of time, so it says the same on a busy
+// machine as on a quiet one, as long as the lease outlasts the machine's
+// stalls.
+func (s *server) waitRenewals(t *testing.T, key string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	last, seen := s.pttl(t, key), 0
+	for seen < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s renewed %d times in %v, want %d", key, seen, patience, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+		got := s.pttl(t, key)
+		switch {
+		case got < 0:
+			t.Fatalf("%s gone (pttl %d) after %d renewals, want %d", key, got, seen, n)
+		case got > last:
+			seen++
+		}
+		last = got
 	}
 }
 

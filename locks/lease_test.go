@@ -15,10 +15,12 @@ import (
 // holder's lease; lua's and redsync's fixed leases run out and let the
 // second owner in (the seeded failure).
 func TestSlowHolder(t *testing.T) {
+	// A lease long enough that a busy machine's stalls do not outlast it
+	// between two renewals; B tries for most of A's hold.
 	const (
-		ttl  = 300 * time.Millisecond
-		hold = 1200 * time.Millisecond
-		wait = time.Second
+		ttl  = 500 * time.Millisecond
+		hold = 2 * time.Second
+		wait = 1500 * time.Millisecond
 	)
 	tests := []struct {
 		impl       string
@@ -94,7 +96,7 @@ func TestSlowHolder(t *testing.T) {
 // the next acquisition only counted a level on a dead watchdog and lost
 // its lease after one TTL.)
 func TestWatchdogAfterCrashedContext(t *testing.T) {
-	const ttl = 300 * time.Millisecond
+	const ttl = 900 * time.Millisecond
 	forEachBackend(t, func(t *testing.T, s *server) {
 		im := impl(t, "watchdog")
 		key := lockKey(t)
@@ -105,7 +107,9 @@ func TestWatchdogAfterCrashedContext(t *testing.T) {
 		s.waitGone(t, key)
 
 		a := acquire(t, holdCtx(t), ls[0], "node0:a")
-		time.Sleep(3 * ttl)
+		// The new watchdog runs: it renews the lease, three times a
+		// lease, for as long as A holds it.
+		s.waitRenewals(t, key, 3)
 		mustNotAcquire(t, ls[1], "node1:b", refused)
 		release(t, a, nil)
 	})
@@ -256,6 +260,10 @@ func TestPauseBeforeDelete(t *testing.T) {
 	})
 }
 
+// naiveLease is renew-naive's --ttl for a 2 s lease: the seed passes the
+// lease's seconds to PEXPIRE as milliseconds.
+const naiveLease = 2000 * time.Second
+
 // TestRenewNaive shows seed 001's renewal thread renewing locks whoever
 // holds them, so that a lock whose holder died is held forever.
 func TestRenewNaive(t *testing.T) {
@@ -264,17 +272,15 @@ func TestRenewNaive(t *testing.T) {
 		t.Run("dead holder", func(t *testing.T) {
 			t.Parallel()
 			key := lockKey(t)
-			// 1000 s is sent as a 1 s lease, renewed every 500 ms: a
-			// 30 ms one (--ttl=30s) would test the machine's scheduling
-			// as much as the renewal.
-			ls := s.nodes(t, im, key, 1000*time.Second, 2)
+			// naiveLease is sent as a 2 s lease, renewed every second:
+			// a 30 ms one (--ttl=30s) would test the machine's
+			// scheduling as much as the renewal.
+			ls := s.nodes(t, im, key, naiveLease, 2)
 			a := acquire(t, holdCtx(t), ls[0], "node0:a")
 			release(t, a, nil)
 			acquire(t, holdCtx(t), ls[1], "node1:b") // B dies holding it
-			time.Sleep(2500 * time.Millisecond)
-			if !s.exists(t, key) {
-				t.Fatalf("%s expired after 2.5 leases; want it kept alive by the renewal threads", key)
-			}
+			// Renewed again and again although its holder is dead.
+			s.waitRenewals(t, key, 2)
 			mustNotAcquire(t, ls[0], "node0:c", refused)
 		})
 
@@ -292,25 +298,26 @@ func TestRenewNaive(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				key := lockKey(t)
-				// A 1 s lease renewed every 500 ms: A's renewal thread is
-				// asleep when A releases and B acquires.
-				ls := s.nodes(t, im, key, 1000*time.Second, 2)
+				// A 2 s lease renewed every second. Once A's renewal
+				// thread has been seen to renew, it sleeps for a second:
+				// A releases and B acquires meanwhile.
+				ls := s.nodes(t, im, key, naiveLease, 2)
 				a := acquire(t, holdCtx(t), ls[0], "node0:a")
-				time.Sleep(100 * time.Millisecond)
+				s.waitRenewals(t, key, 1)
 				release(t, a, nil)
 				acquire(t, holdCtx(t), ls[1], "node1:b")
 				ls[1].(io.Closer).Close() // B's node is gone
 				if tt.closeA {
 					ls[0].(io.Closer).Close()
 				}
-				time.Sleep(2500 * time.Millisecond)
-				if got := s.exists(t, key); got != tt.wantAlive {
-					t.Fatalf("%s exists after 2.5 leases = %v, want %v", key, got, tt.wantAlive)
+				if !tt.wantAlive {
+					s.waitGone(t, key)
+					return
 				}
-				if tt.wantAlive {
-					if got := s.hashOwners(t, key); got["node1:b"] != "1" || len(got) != 1 {
-						t.Errorf("lock holders = %v, want B's alone", got)
-					}
+				// Only A's thread is left to renew it.
+				s.waitRenewals(t, key, 2)
+				if got := s.hashOwners(t, key); got["node1:b"] != "1" || len(got) != 1 {
+					t.Errorf("lock holders = %v, want B's alone", got)
 				}
 			})
 		}
