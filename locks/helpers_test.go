@@ -3,6 +3,8 @@ package locks_test
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -19,9 +21,20 @@ import (
 
 // TestMain drops go-redis's own log lines (a pool's refused dials while a
 // test's server is stopping), as the CLI does, so that a test's output is
-// its own.
+// its own. Unless -parallel is given it runs four subtests at once: they
+// mostly wait (spin sleeps, leases running out), and no deadline in them
+// can be reached by a busy machine, so parallelism costs no correctness.
 func TestMain(m *testing.M) {
 	redis.SetLogger(quietRedis{})
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", "4"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	os.Exit(m.Run())
 }
 

@@ -51,6 +51,14 @@ func (c *Controls) Kill(k int32) bool {
 // Commands is how many commands node i's clients have sent so far.
 func (c *Controls) Commands(i int) int64 { return c.r.nodes[i].commands.Load() }
 
+// NodeTraffic reads, at one instant, how many commands node i has let
+// through its gate, whether the node is paused, and how many pauses it has
+// begun: two readings within one pause show the same count.
+func (c *Controls) NodeTraffic(i int) (commands int64, paused bool, pauses int64) {
+	n := c.r.nodes[i]
+	return n.gate.state(&n.commands)
+}
+
 // WaitNode returns when node i's gate is open (at once when it is not
 // paused), or when ctx ends.
 func (c *Controls) WaitNode(ctx context.Context, i int) error {

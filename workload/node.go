@@ -39,6 +39,7 @@ type gate struct {
 	mu     sync.Mutex
 	closed chan struct{} // nil while open
 	until  time.Time
+	pauses int64 // pauses begun, so that a reader can tell one from the next
 }
 
 // pause closes the gate for d; a pause that overlaps another extends it.
@@ -53,6 +54,7 @@ func (g *gate) pause(d time.Duration) {
 		return
 	}
 	g.closed, g.until = make(chan struct{}), until
+	g.pauses++
 	go g.reopen()
 }
 
@@ -69,6 +71,41 @@ func (g *gate) reopen() {
 		g.mu.Unlock()
 		time.Sleep(left)
 	}
+}
+
+// pass returns when the gate is open, and counts n on sent while it holds
+// the gate open, or returns ctx's cause once ctx has ended: a command counted was let through
+// before a pause began or after it ended, never during one, so that a
+// reader of the count under the gate's lock (state) sees no command pass
+// a closed gate, however the goroutines are scheduled.
+func (g *gate) pass(ctx context.Context, sent *atomic.Int64, n int64) error {
+	for {
+		g.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			g.mu.Unlock()
+			return context.Cause(ctx)
+		}
+		c := g.closed
+		if c == nil {
+			sent.Add(n)
+			g.mu.Unlock()
+			return nil
+		}
+		g.mu.Unlock()
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// state reads sent, whether the gate is closed, and how many pauses have
+// begun, at one instant.
+func (g *gate) state(sent *atomic.Int64) (n int64, closed bool, pauses int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return sent.Load(), g.closed != nil, g.pauses
 }
 
 // wait returns when the gate is open or ctx ends.
@@ -107,34 +144,31 @@ func (h hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if err := h.admit(ctx); err != nil {
+		if err := h.admit(ctx, 1); err != nil {
 			cmd.SetErr(err)
 			return err
 		}
-		h.n.commands.Add(1)
 		return next(ctx, cmd)
 	}
 }
 
 func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if err := h.admit(ctx); err != nil {
+		if err := h.admit(ctx, int64(len(cmds))); err != nil {
 			for _, c := range cmds {
 				c.SetErr(err)
 			}
 			return err
 		}
-		h.n.commands.Add(int64(len(cmds)))
 		return next(ctx, cmds)
 	}
 }
 
-func (h hook) admit(ctx context.Context) error {
-	if err := h.n.gate.wait(ctx); err != nil {
+// admit lets n commands through the node's gate and counts them, or
+// says why they were never sent.
+func (h hook) admit(ctx context.Context, n int64) error {
+	if err := h.n.gate.pass(ctx, &h.n.commands, n); err != nil {
 		return &notSentError{err}
-	}
-	if ctx.Err() != nil {
-		return &notSentError{context.Cause(ctx)}
 	}
 	return nil
 }

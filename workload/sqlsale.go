@@ -64,10 +64,9 @@ func (s *sqlNode) done(c *sql.Conn, clean bool) {
 // send admits one statement through the node's gate and counts it; the
 // returned context bounds it by the command timeout.
 func (s *sqlNode) send(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	if err := (hook{s.n}).admit(ctx); err != nil {
+	if err := (hook{s.n}).admit(ctx, 1); err != nil {
 		return nil, nil, err
 	}
-	s.n.commands.Add(1)
 	sctx, cancel := context.WithTimeout(ctx, s.timeout)
 	return sctx, cancel, nil
 }
