@@ -17,12 +17,25 @@ func checkData(h *history.History, lin Linearizability) Data {
 		NegativeStock:   h.Final.Stock < 0,
 		FinalStock:      h.Final.Stock,
 	}
+	applied := make(map[int32]int)
 	for i := range h.Ops {
 		if h.Ops[i].Outcome == history.Sold {
 			d.Sold++
 		}
-		if h.Ops[i].Write == history.Indeterminate {
+		switch h.Ops[i].Write {
+		case history.Indeterminate:
 			d.Indeterminate++
+		case history.Applied:
+			applied[h.Ops[i].Client]++
+		}
+	}
+	// One order per user: a user whose purchase was applied twice in the
+	// history got two, whatever the store's final state says (a store
+	// that shows one has lost the other). Users the final state already
+	// names are counted there.
+	for client, n := range applied {
+		if n > 1 && !slices.Contains(h.Final.DuplicateUsers, client) {
+			d.DuplicateSales++
 		}
 	}
 	// Orders beyond what the counter lost catch lost updates; orders
@@ -32,7 +45,7 @@ func checkData(h *history.History, lin Linearizability) Data {
 	// Fewer orders than confirmed sales: acknowledged writes were lost.
 	// (More is no finding: a sale whose reply was lost may have landed.)
 	d.LostOrders = max(0, d.Sold-d.Orders)
-	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && !d.NegativeStock
+	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 && !d.NegativeStock
 	switch {
 	case lin.Status == OK && audited:
 		d.Status = OK

@@ -98,6 +98,10 @@ type Data struct {
 	LostOrders int64 `json:"lost_orders"`
 	// DuplicateOrders counts orders beyond a user's first.
 	DuplicateOrders int64 `json:"duplicate_orders"`
+	// DuplicateSales counts users whose purchase the history shows applied
+	// more than once while the store's final state shows them with one
+	// order: a duplicate, or an order the store lost.
+	DuplicateSales int64 `json:"duplicate_sales,omitempty"`
 	// NegativeStock is true when the counter went below zero.
 	NegativeStock bool `json:"negative_stock,omitempty"`
 	// FinalStock is the counter's value after the run.

@@ -115,6 +115,10 @@ func TestCheckFixtures(t *testing.T) {
 			Data: Violated, Lin: OK, Segments: 3, Lock: OK, Live: OK,
 			Reasons: []string{"1 user got two orders"},
 		}},
+		{"bad-sold-twice.jsonl", summary{
+			Data: Violated, Lin: OK, Segments: 3, Lock: OK, Live: OK,
+			Reasons: []string{"1 user sold more than once in the history while the store shows one order (a duplicate, or a lost order)"},
+		}},
 		// A restart without persistence under load: every sale after it
 		// timed out (unknown), so the counter's history stays explainable,
 		// but the two confirmed orders are gone.

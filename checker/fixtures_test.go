@@ -216,6 +216,18 @@ var fixtures = map[string]func() *history.History{
 			Ops:    []history.Op{sold(0, 10, 5), sold(1, 20, 4), again},
 		}
 	},
+	// A planted edit: user 0's purchase applied twice in the history,
+	// while the final state shows one order each (the store's count of
+	// orders agrees with the stock). The history alone shows the
+	// duplicate.
+	"bad-sold-twice.jsonl": func() *history.History {
+		again := attempt(0, 1, 30*ms, ms, 3, history.Applied, history.Sold)
+		return &history.History{
+			Header: header("lua", 5, 2),
+			Final:  history.Final{Stock: 2, Orders: 3},
+			Ops:    []history.Op{sold(0, 10, 5), sold(1, 20, 4), again},
+		}
+	},
 	// A lock without expiry whose holder crashed: everyone after gives up
 	// with four units left.
 	"bad-unsold.jsonl": func() *history.History {

@@ -37,6 +37,10 @@ func (r *Report) judge(h *history.History, opts Options) {
 			r.fail("%s %s more than one order (%s extra)", commas(users), plural(users, "user got", "users got"), commas(d.DuplicateOrders))
 		}
 	}
+	if d.DuplicateSales > 0 {
+		r.fail("%s %s sold more than once in the history while the store shows one order (a duplicate, or a lost order)",
+			commas(d.DuplicateSales), plural(d.DuplicateSales, "user"))
+	}
 	if d.NegativeStock {
 		r.fail("stock went negative (final stock %s)", commas(d.FinalStock))
 	}

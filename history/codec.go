@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"os"
 )
 
-// ErrFormat reports a history file this build cannot read.
+// ErrFormat reports a history file this build cannot read, or one it
+// cannot trust: cut short, with fields it does not know, or with
+// instants that cannot have happened.
 var ErrFormat = errors.New("history: bad format")
 
 // preamble is the first line of a history file.
@@ -19,8 +22,25 @@ type preamble struct {
 	Faults []Fault `json:"faults,omitempty"`
 }
 
+// Trailer is the last line of a history file: it says how many operations
+// the file holds, so that a file cut at a line boundary (a disk that
+// filled, a copy interrupted) is told from a complete one.
+type Trailer struct {
+	// Ops is the number of operation lines before the trailer.
+	Ops int `json:"ops"`
+}
+
+// trailerLine is the trailer's line, {"trailer":{...}}.
+type trailerLine struct {
+	Trailer *Trailer `json:"trailer"`
+}
+
+// trailerPrefix starts the trailer's line and no operation's.
+var trailerPrefix = []byte(`{"trailer"`)
+
 // Write encodes h as JSON lines: a first line with the header, the final
-// state and the faults, then one line per operation.
+// state and the faults, one line per operation, and a trailer that counts
+// them.
 func Write(w io.Writer, h *History) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
@@ -32,31 +52,92 @@ func Write(w io.Writer, h *History) error {
 			return err
 		}
 	}
+	if err := enc.Encode(trailerLine{Trailer: &Trailer{Ops: len(h.Ops)}}); err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 
-// Read decodes a history written by Write.
+// Read decodes a history written by Write and checks that it can be
+// trusted: every line complete and of known fields, the trailer present
+// and counting the operations read, every operation's instants possible
+// (see Validate). Anything else is ErrFormat, naming the line or the
+// operation.
 func Read(r io.Reader) (*History, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%w: first line: %v", ErrFormat, err)
+		}
+		return nil, fmt.Errorf("%w: empty file", ErrFormat)
+	}
 	var p preamble
-	if err := dec.Decode(&p); err != nil {
+	if err := strict(sc.Bytes(), &p); err != nil {
 		return nil, fmt.Errorf("%w: first line: %v", ErrFormat, err)
 	}
 	if p.Header.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%w: schema %d, this build reads %d", ErrFormat, p.Header.Schema, SchemaVersion)
+		return nil, fmt.Errorf("%w: schema %d, this build reads %d (histories of schema 1 have no trailer to prove them complete: run the sale again)", ErrFormat, p.Header.Schema, SchemaVersion)
 	}
 	h := &History{Header: p.Header, Final: p.Final, Faults: p.Faults}
-	for {
-		var op Op
-		err := dec.Decode(&op)
-		if err == io.EOF {
-			return h, nil
+	var tr *Trailer
+	line := 1
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if tr != nil {
+			return nil, fmt.Errorf("%w: line %d follows the trailer", ErrFormat, line)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: operation %d: %v", ErrFormat, len(h.Ops)+1, err)
+		if bytes.HasPrefix(b, trailerPrefix) {
+			var t trailerLine
+			if err := strict(b, &t); err != nil || t.Trailer == nil {
+				return nil, fmt.Errorf("%w: line %d: bad trailer: %v", ErrFormat, line, err)
+			}
+			tr = t.Trailer
+			continue
+		}
+		var op Op
+		if err := strict(b, &op); err != nil {
+			return nil, fmt.Errorf("%w: operation %d (line %d): %v", ErrFormat, len(h.Ops)+1, line, err)
 		}
 		h.Ops = append(h.Ops, op)
 	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line+1, err)
+	}
+	switch {
+	case tr == nil:
+		return nil, fmt.Errorf("%w: incomplete: no trailer after %d operations (the file was cut short%s)", ErrFormat, len(h.Ops), cutNote(h))
+	case tr.Ops != len(h.Ops):
+		return nil, fmt.Errorf("%w: incomplete: the trailer counts %d operations, the file holds %d", ErrFormat, tr.Ops, len(h.Ops))
+	}
+	if err := Validate(h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// cutNote says, for a truncated file, what the header knew of the run.
+func cutNote(h *History) string {
+	if h.Header.CutShort {
+		return "; the run itself was cut short too, but its history was written whole"
+	}
+	return fmt.Sprintf("; the run had %d buyers", h.Header.Clients)
+}
+
+// strict decodes one JSON value from b into v, refusing fields v does not
+// have: a misspelt field would otherwise decode as zero and be judged as
+// data.
+func strict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
 }
 
 // WriteFile writes h to path.

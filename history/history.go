@@ -234,7 +234,7 @@ type Header struct {
 }
 
 // SchemaVersion is the version of the history format written by this build.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // History is everything recorded of one implementation's run.
 type History struct {

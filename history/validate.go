@@ -1,0 +1,71 @@
+package history
+
+import "fmt"
+
+// Validate checks that every operation of h could have happened: no
+// negative instant, each call answered no earlier than it was made, no
+// step before the buyer arrived or after it was answered, and an answer
+// exactly when the outcome is not pending (a crashed buyer may have died
+// either side of its answer). It returns ErrFormat naming the
+// first operation that could not; Read calls it, so a history that fails
+// it is never judged.
+func Validate(h *History) error {
+	for i := range h.Ops {
+		if err := validOp(&h.Ops[i]); err != nil {
+			op := &h.Ops[i]
+			return fmt.Errorf("%w: operation %d (client %d, attempt %d): %v", ErrFormat, i+1, op.Client, op.Attempt, err)
+		}
+	}
+	for i, f := range h.Faults {
+		if f.Start < 0 || (f.End != 0 && f.End < f.Start) {
+			return fmt.Errorf("%w: fault %d (%s): window [%d, %d] is not a span of the run", ErrFormat, i+1, f.Name, f.Start, f.End)
+		}
+	}
+	return nil
+}
+
+// instant is one named instant of an operation.
+type instant struct {
+	name string
+	at   int64
+}
+
+func validOp(op *Op) error {
+	all := []instant{
+		{"arrival", op.Arrival}, {"start", op.Start},
+		{"acquire_call", op.AcquireCall}, {"acquired", op.Acquired},
+		{"read_call", op.ReadCall}, {"read_return", op.ReadReturn},
+		{"write_call", op.WriteCall}, {"write_return", op.WriteReturn},
+		{"release_call", op.ReleaseCall}, {"released", op.Released},
+		{"end", op.End}, {"crash", op.Crash},
+	}
+	for _, in := range all {
+		if in.at < 0 {
+			return fmt.Errorf("%s is negative (%d)", in.name, in.at)
+		}
+	}
+	// Each call is answered no earlier than it was made.
+	pairs := [][2]instant{
+		{all[2], all[3]}, {all[4], all[5]}, {all[6], all[7]}, {all[8], all[9]},
+	}
+	for _, p := range pairs {
+		if p[0].at > 0 && p[1].at > 0 && p[1].at < p[0].at {
+			return fmt.Errorf("%s %d is before %s %d", p[1].name, p[1].at, p[0].name, p[0].at)
+		}
+	}
+	// Nothing happens before the buyer arrived, nor after it was answered
+	// (a crash aside, which the buyer is answered with).
+	for _, in := range all[1:] {
+		if in.at > 0 && in.at < op.Arrival {
+			return fmt.Errorf("%s %d is before arrival %d", in.name, in.at, op.Arrival)
+		}
+		if in.name != "crash" && in.at > 0 && op.End > 0 && in.at > op.End {
+			return fmt.Errorf("%s %d is after end %d, when the buyer was answered", in.name, in.at, op.End)
+		}
+	}
+	// A crashed client may die before or after it is answered.
+	if op.Outcome != Crashed && (op.End == 0) != (op.Outcome == Pending) {
+		return fmt.Errorf("outcome %s with end %d: an answered attempt has an end, a pending one none", op.Outcome, op.End)
+	}
+	return nil
+}
