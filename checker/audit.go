@@ -2,6 +2,7 @@ package checker
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/lockbench/lockbench/history"
@@ -21,6 +22,12 @@ func checkData(h *history.History, lin Linearizability) Data {
 	for i := range h.Ops {
 		if h.Ops[i].Outcome == history.Sold {
 			d.Sold++
+		}
+		if mismatched(&h.Ops[i]) {
+			if d.Mismatched == 0 {
+				d.FirstMismatch = ref(h, i, h.Ops[i].ReadCall, h.Ops[i].End)
+			}
+			d.Mismatched++
 		}
 		switch h.Ops[i].Write {
 		case history.Indeterminate:
@@ -45,7 +52,8 @@ func checkData(h *history.History, lin Linearizability) Data {
 	// Fewer orders than confirmed sales: acknowledged writes were lost.
 	// (More is no finding: a sale whose reply was lost may have landed.)
 	d.LostOrders = max(0, d.Sold-d.Orders)
-	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 && !d.NegativeStock
+	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
+		d.Mismatched == 0 && !d.NegativeStock
 	switch {
 	case lin.Status == OK && audited:
 		d.Status = OK
@@ -57,6 +65,29 @@ func checkData(h *history.History, lin Linearizability) Data {
 	return d
 }
 
+// mismatched reports whether op's answer contradicts the stock it read: a
+// write applied after a read of no unit, or "sold out" after a read of one.
+// The inventory model lets any answer follow any read (it tracks the
+// counter, not what the buyer was told), so this is checked here.
+func mismatched(op *history.Op) bool {
+	if !op.Read() {
+		return false
+	}
+	switch {
+	case op.Write == history.Applied:
+		return op.Stock <= 0
+	case op.Outcome == history.SoldOut:
+		return op.Stock > 0
+	}
+	return false
+}
+
+// ref names operation i of h over [from, to].
+func ref(h *history.History, i int, from, to int64) *OpRef {
+	op := &h.Ops[i]
+	return &OpRef{Index: i, Client: op.Client, Attempt: op.Attempt, Node: op.Node, From: from, To: to}
+}
+
 // checkLock counts critical sections that began while a different owner
 // still held the lock, naming the first maxPairs of them.
 func checkLock(h *history.History, maxPairs int) Lock {
@@ -64,10 +95,14 @@ func checkLock(h *history.History, maxPairs int) Lock {
 		return Lock{Status: NotApplicable}
 	}
 	var cs []OpRef
+	lost := 0
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if !op.Holds() {
 			continue
+		}
+		if op.Lost {
+			lost++
 		}
 		cs = append(cs, OpRef{
 			Index: i, Client: op.Client, Attempt: op.Attempt, Node: op.Node,
@@ -77,7 +112,7 @@ func checkLock(h *history.History, maxPairs int) Lock {
 	slices.SortFunc(cs, func(a, b OpRef) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Index, b.Index))
 	})
-	l := Lock{Status: OK}
+	l := Lock{Status: OK, Lost: lost}
 	// Comparing with the earlier section that ends last is enough to tell
 	// whether a section began inside some other one.
 	last := -1
@@ -102,28 +137,104 @@ func checkLock(h *history.History, maxPairs int) Lock {
 	return l
 }
 
-// checkLiveness looks at each buyer's last attempt: a buyer who gave up
-// while units were left points at a lock nobody could take.
+// checkLiveness looks at each buyer's last attempt: a buyer sent away
+// while units were left points at a lock nobody could take, a store that
+// refused a holder's write, or a sale that answered "sold out" too early.
+// Every refused write is judged, on any attempt: it is legitimate only
+// when a newer fencing token was taken before the refusal came back (the
+// store refuses a stale holder, and only after a newer one read).
 func checkLiveness(h *history.History) Liveness {
+	l := Liveness{Status: OK, CutShort: h.Header.CutShort}
+	newer := newerTokens(h)
+	illegit := make(map[int]bool)
 	last := make(map[int32]int, len(h.Ops))
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if j, ok := last[op.Client]; !ok || op.Attempt > h.Ops[j].Attempt {
 			last[op.Client] = i
 		}
+		if op.Write != history.Refused {
+			continue
+		}
+		if tok, at, ok := newer.before(op.Token, op.WriteReturn); ok && h.Header.Fenced {
+			if l.Fenced == 0 {
+				l.firstFenced = fencedBy{op: i, token: tok, at: at}
+			}
+			l.Fenced++
+			continue
+		}
+		if l.Refused == 0 || op.WriteCall < l.FirstRefused.From {
+			l.FirstRefused = ref(h, i, op.WriteCall, op.WriteReturn)
+		}
+		l.Refused++
+		illegit[i] = true
 	}
-	l := Liveness{Status: OK, CutShort: h.Header.CutShort}
 	for _, i := range last {
-		switch h.Ops[i].Outcome {
+		op := &h.Ops[i]
+		switch op.Outcome {
 		case history.GaveUp, history.Failed, history.Pending, history.Unknown:
 			l.GaveUp++
+			l.SentAway++
+		case history.Rejected:
+			if illegit[i] {
+				l.SentAway++
+			}
+		case history.SoldOut:
+			if op.Read() && op.Stock > 0 {
+				l.SentAway++
+			}
 		}
 	}
-	if h.Final.Stock > 0 && l.GaveUp > 0 {
+	if h.Final.Stock > 0 && l.SentAway > 0 {
 		l.Unsold = h.Final.Stock
 	}
-	if l.CutShort || l.Unsold > 0 {
+	if l.CutShort || l.Unsold > 0 || l.Refused > 0 {
 		l.Status = Violated
 	}
 	return l
+}
+
+// tokens holds the fencing tokens taken in a run, by token, each with the
+// earliest instant it was taken.
+type tokens struct {
+	token []uint64 // ascending
+	// first[k] is the earliest instant any of token[k:] was taken, by
+	// firstTok[k].
+	first    []int64
+	firstTok []uint64
+}
+
+// newerTokens indexes the tokens of h's attempts that took the lock.
+func newerTokens(h *history.History) tokens {
+	type taken struct {
+		token uint64
+		at    int64
+	}
+	var all []taken
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Token > 0 && op.Acquired > 0 {
+			all = append(all, taken{op.Token, op.Acquired})
+		}
+	}
+	slices.SortFunc(all, func(a, b taken) int { return cmp.Compare(a.token, b.token) })
+	n := len(all)
+	t := tokens{token: make([]uint64, n), first: make([]int64, n), firstTok: make([]uint64, n)}
+	earliest, by := int64(math.MaxInt64), uint64(0)
+	for k := n - 1; k >= 0; k-- {
+		if all[k].at <= earliest {
+			earliest, by = all[k].at, all[k].token
+		}
+		t.token[k], t.first[k], t.firstTok[k] = all[k].token, earliest, by
+	}
+	return t
+}
+
+// before returns the token newer than tok taken first, and when, if that
+// was before at.
+func (t tokens) before(tok uint64, at int64) (uint64, int64, bool) {
+	k, _ := slices.BinarySearch(t.token, tok+1)
+	if k == len(t.token) || t.first[k] >= at {
+		return 0, 0, false
+	}
+	return t.firstTok[k], t.first[k], true
 }

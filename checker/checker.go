@@ -102,6 +102,12 @@ type Data struct {
 	// more than once while the store's final state shows them with one
 	// order: a duplicate, or an order the store lost.
 	DuplicateSales int64 `json:"duplicate_sales,omitempty"`
+	// Mismatched counts answers that contradict the stock their attempt
+	// read: a unit sold after a read of zero or less, or "sold out" told
+	// after a read of a unit or more.
+	Mismatched int64 `json:"mismatched,omitempty"`
+	// FirstMismatch names the first such answer.
+	FirstMismatch *OpRef `json:"first_mismatch,omitempty"`
 	// NegativeStock is true when the counter went below zero.
 	NegativeStock bool `json:"negative_stock,omitempty"`
 	// FinalStock is the counter's value after the run.
@@ -118,18 +124,49 @@ type Lock struct {
 	Overlaps int `json:"overlaps"`
 	// Pairs names the first few overlaps.
 	Pairs []Overlap `json:"pairs,omitempty"`
+	// Lost counts releases that found the lock no longer held by the
+	// attempt (its lease had lapsed or someone had deleted it): that
+	// holder had no mutual exclusion for part of its critical section.
+	// Reported, never failing on its own: a lease may lapse after the last
+	// write, and the overlaps and the data decide.
+	Lost int `json:"lost,omitempty"`
 }
 
 // Liveness is the liveness part of a report.
 type Liveness struct {
 	Status Status `json:"status"`
-	// Unsold is the stock left when buyers gave up (zero otherwise).
+	// Unsold is the stock left when buyers were sent away (zero otherwise).
 	Unsold int64 `json:"unsold"`
 	// GaveUp counts buyers whose last attempt ended without an answer on
 	// the stock: gave up, failed, or still pending (crashed buyers aside).
 	GaveUp int `json:"gave_up"`
+	// Refused counts writes the store refused with no newer fencing token
+	// taken before the refusal: the only legitimate refusal is of a stale
+	// holder, after a newer one took the lock.
+	Refused int `json:"refused,omitempty"`
+	// FirstRefused names the first such refusal.
+	FirstRefused *OpRef `json:"first_refused,omitempty"`
+	// Fenced counts the legitimate refusals: stale holders' writes,
+	// refused after a newer token was taken.
+	Fenced int `json:"fenced,omitempty"`
+	// SentAway counts buyers whose last attempt left them without a unit
+	// while the sale may have had one: they gave up, their write was
+	// refused with no newer token about, or they were told "sold out"
+	// after reading a unit.
+	SentAway int `json:"sent_away,omitempty"`
+
+	// firstFenced is the first legitimate refusal, for the report's note.
+	firstFenced fencedBy
 	// CutShort is true when --timeout or an interrupt ended the run.
 	CutShort bool `json:"cut_short,omitempty"`
+}
+
+// fencedBy is a refused write (its operation's index) and the newer token
+// taken before it, and when.
+type fencedBy struct {
+	op    int
+	token uint64
+	at    int64
 }
 
 // Report is the checker's verdict on one history.

@@ -38,6 +38,10 @@ type summary struct {
 	Live          Status
 	GaveUp        int
 	Unsold        int64
+	Mismatched    int64
+	Refused       int
+	SentAway      int
+	Lost          int
 	Reasons       []string
 	Notes         []string
 }
@@ -49,6 +53,7 @@ func summarize(r Report) summary {
 		Oversold: r.Data.Oversold, Indeterminate: r.Data.Indeterminate,
 		Lock: r.Lock.Status, Overlaps: r.Lock.Overlaps,
 		Live: r.Liveness.Status, GaveUp: r.Liveness.GaveUp, Unsold: r.Liveness.Unsold,
+		Mismatched: r.Data.Mismatched, Refused: r.Liveness.Refused, SentAway: r.Liveness.SentAway, Lost: r.Lock.Lost,
 		Reasons: r.Reasons, Notes: r.Notes,
 	}
 }
@@ -63,7 +68,7 @@ func TestCheckFixtures(t *testing.T) {
 		want summary
 	}{
 		{"ok-sequential.jsonl", summary{
-			Pass: true, Data: OK, Lin: OK, Segments: 7, Lock: OK, Live: OK, GaveUp: 1,
+			Pass: true, Data: OK, Lin: OK, Segments: 7, Lock: OK, Live: OK, GaveUp: 1, SentAway: 1,
 		}},
 		{"bad-overlap.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 2, FirstIllegal: &Window{12 * ms, 41 * ms},
@@ -78,21 +83,24 @@ func TestCheckFixtures(t *testing.T) {
 			Pass: true, Data: OK, Lin: OK, Segments: 4, Lock: NotApplicable, Live: OK,
 		}},
 		{"ok-indeterminate-applied.jsonl", summary{
-			Pass: true, Data: OK, Lin: OK, Segments: 3, Indeterminate: 1, Lock: OK, Live: OK, GaveUp: 1,
+			Pass: true, Data: OK, Lin: OK, Segments: 3, Indeterminate: 1, Lock: OK, Live: OK, GaveUp: 1, SentAway: 1,
 			Notes: []string{unknownNote},
 		}},
 		{"ok-indeterminate-lost.jsonl", summary{
-			Pass: true, Data: OK, Lin: OK, Segments: 3, Indeterminate: 1, Lock: OK, Live: OK, GaveUp: 1,
+			Pass: true, Data: OK, Lin: OK, Segments: 3, Indeterminate: 1, Lock: OK, Live: OK, GaveUp: 1, SentAway: 1,
 			Notes: []string{unknownNote},
 		}},
 		{"bad-indeterminate.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 1, FirstIllegal: &Window{12 * ms, 35 * ms},
-			Indeterminate: 1, Lock: OK, Live: OK, GaveUp: 1,
+			Indeterminate: 1, Lock: OK, Live: OK, GaveUp: 1, SentAway: 1,
 			Reasons: []string{"inventory history not linearizable (first violation between 0.012s and 0.035s)"},
 		}},
 		{"ok-fenced-refused.jsonl", summary{
 			Pass: true, Data: OK, Lin: OK, Segments: 2, Lock: Violated, Overlaps: 1, Live: OK,
-			Notes: []string{fencingNote},
+			Notes: []string{
+				fencingNote,
+				"1 stale write was refused by the store's fencing (first: buyer 0 attempt 0's token 1 at 0.041s, after token 2 was taken at 0.021s)",
+			},
 		}},
 		{"bad-fenced-applied.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 2, FirstIllegal: &Window{12 * ms, 41 * ms},
@@ -123,43 +131,69 @@ func TestCheckFixtures(t *testing.T) {
 		// timed out (unknown), so the counter's history stays explainable,
 		// but the two confirmed orders are gone.
 		{"bad-lost-orders.jsonl", summary{
-			Data: Violated, Lin: OK, Segments: 2, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Data: Violated, Lin: OK, Segments: 2, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Reasons: []string{"lost 2 acknowledged orders (2 sold, 0 in the store)"},
 			Notes:   []string{unknownNote},
 		}},
 		{"bad-unsold.jsonl", summary{
-			Data: OK, Lin: OK, Segments: 2, Lock: OK, Live: Violated, GaveUp: 3, Unsold: 4,
+			Data: OK, Lin: OK, Segments: 2, Lock: OK, Live: Violated, GaveUp: 3, SentAway: 3, Unsold: 4,
 			Reasons: []string{"liveness: 4 units unsold while 3 buyers gave up"},
 		}},
 		{"ok-blind-landed.jsonl", summary{
-			Pass: true, Data: OK, Lin: OK, Segments: 4, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Pass: true, Data: OK, Lin: OK, Segments: 4, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Notes: []string{unknownNote},
 		}},
 		{"ok-blind-lost.jsonl", summary{
-			Pass: true, Data: OK, Lin: OK, Segments: 4, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Pass: true, Data: OK, Lin: OK, Segments: 4, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Notes: []string{unknownNote},
 		}},
 		{"bad-blind-twice.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 3, FirstIllegal: &Window{20 * ms, 32 * ms},
-			Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Reasons: []string{"inventory history not linearizable (first violation between 0.020s and 0.032s)"},
 		}},
 		{"bad-blind-rise.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 4, FirstIllegal: &Window{50 * ms, 52 * ms},
-			Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Reasons: []string{"inventory history not linearizable (first violation between 0.050s and 0.052s)"},
 		}},
 		{"bad-blind-at-zero.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 3, FirstIllegal: &Window{20 * ms, 32 * ms},
-			Oversold: 1, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1,
+			Oversold: 1, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.020s and 0.032s)",
 				"oversold 1 unit (orders 2, stock 1)",
 				"stock went negative (final stock -1)",
 			},
 		}},
+		{"bad-sold-out-left.jsonl", summary{
+			Data: Violated, Lin: OK, Segments: 2, Mismatched: 1, Lock: NotApplicable, Live: Violated, SentAway: 1, Unsold: 1,
+			Reasons: []string{
+				"1 answer contradicts the stock read (first: buyer 1 attempt 0 read 1 and was sold out, at 0.020s)",
+				"liveness: 1 unit unsold while 1 buyer was sent away (0 gave up, 1 refused or told sold out)",
+			},
+		}},
+		{"bad-sold-at-zero.jsonl", summary{
+			Data: Violated, Lin: OK, Segments: 2, Oversold: 1, Mismatched: 1, Lock: OK, Live: OK,
+			Reasons: []string{
+				"oversold 1 unit (orders 2, stock 1)",
+				"1 answer contradicts the stock read (first: buyer 1 attempt 0 read 0 and was sold a unit, at 0.022s)",
+				"stock went negative (final stock -1)",
+			},
+		}},
+		{"bad-refuse-all.jsonl", summary{
+			Data: OK, Lin: OK, Segments: 6, Lock: OK, Live: Violated, Refused: 6, SentAway: 3, Unsold: 3,
+			Reasons: []string{
+				"liveness: 6 writes refused with no newer fencing token taken before (first: buyer 0 attempt 0, token 1, at 0.015s)",
+				"liveness: 3 units unsold while 3 buyers were sent away (0 gave up, 3 refused or told sold out)",
+			},
+		}},
+		{"ok-lost-release.jsonl", summary{
+			Pass: true, Data: OK, Lin: OK, Segments: 3, Lock: OK, Lost: 1, Live: OK,
+			Notes: []string{"1 release found the lock gone: that holder had no mutual exclusion for part of its critical section, though no other holder was seen inside it"},
+		}},
 		{"bad-cut-short.jsonl", summary{
-			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Violated, GaveUp: 1, Unsold: 1,
+			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Violated, GaveUp: 1, SentAway: 1, Unsold: 1,
 			Reasons: []string{
 				"liveness: 1 unit unsold while 1 buyer gave up",
 				"run cut short by --timeout or interrupt",
@@ -248,32 +282,66 @@ func TestCheckLiveness(t *testing.T) {
 	op := func(client int32, n int16, out history.Outcome) history.Op {
 		return history.Op{Client: client, Attempt: n, Outcome: out, Stock: history.NoStock}
 	}
+	// holder took token tok at t and had its write refused at t+5.
+	refused := func(client int32, n int16, tok uint64, t int64) history.Op {
+		return history.Op{
+			Client: client, Attempt: n, Token: tok, Acquired: t, ReadCall: t + 1, ReadReturn: t + 2, Stock: 3,
+			WriteCall: t + 3, WriteReturn: t + 5, Write: history.Refused, Outcome: history.Rejected,
+		}
+	}
+	holder := func(client int32, tok uint64, t int64) history.Op {
+		return history.Op{Client: client, Token: tok, Acquired: t, Stock: history.NoStock, Outcome: history.Sold}
+	}
+	read := func(client int32, stock int64, out history.Outcome) history.Op {
+		o := op(client, 0, out)
+		o.Stock = stock
+		return o
+	}
 	tests := []struct {
-		name   string
-		ops    []history.Op
-		stock  int64
-		gaveUp int
-		unsold int64
+		name                      string
+		fenced                    bool
+		ops                       []history.Op
+		stock                     int64
+		gaveUp, refused, sentAway int
+		unsold                    int64
 	}{
-		{"a later attempt that bought", []history.Op{op(0, 1, history.Sold), op(0, 0, history.GaveUp)}, 3, 0, 0},
-		{"a later attempt that gave up", []history.Op{op(0, 0, history.Sold), op(0, 1, history.GaveUp)}, 3, 1, 3},
-		{"every way of giving up", []history.Op{
+		{"a later attempt that bought", false, []history.Op{op(0, 1, history.Sold), op(0, 0, history.GaveUp)}, 3, 0, 0, 0, 0},
+		{"a later attempt that gave up", false, []history.Op{op(0, 0, history.Sold), op(0, 1, history.GaveUp)}, 3, 1, 0, 1, 3},
+		{"every way of giving up", false, []history.Op{
 			op(0, 0, history.GaveUp), op(1, 0, history.Failed), op(2, 0, history.Pending), op(3, 0, history.Unknown),
-		}, 1, 4, 1},
-		{"answers on the stock are not giving up", []history.Op{
-			op(0, 0, history.Sold), op(1, 0, history.SoldOut), op(2, 0, history.Duplicate),
-			op(3, 0, history.Rejected), op(4, 0, history.Crashed),
-		}, 2, 0, 0},
-		{"nothing left to sell", []history.Op{op(0, 0, history.GaveUp)}, 0, 1, 0},
+		}, 1, 4, 0, 4, 1},
+		{"answers on the stock are not giving up", false, []history.Op{
+			op(0, 0, history.Sold), op(1, 0, history.SoldOut), op(2, 0, history.Duplicate), op(4, 0, history.Crashed),
+		}, 2, 0, 0, 0, 0},
+		{"nothing left to sell", false, []history.Op{op(0, 0, history.GaveUp)}, 0, 1, 0, 1, 0},
+		{"sold out after reading zero", false, []history.Op{read(0, 0, history.SoldOut)}, 2, 0, 0, 0, 0},
+		{"sold out after reading a unit", false, []history.Op{read(0, 1, history.SoldOut)}, 2, 0, 0, 1, 2},
+		{"a stale holder refused after a newer token", true, []history.Op{
+			refused(0, 0, 1, 10), holder(1, 2, 12),
+		}, 2, 0, 0, 0, 0},
+		{"refused when the newer token came after", true, []history.Op{
+			refused(0, 0, 1, 10), holder(1, 2, 15),
+		}, 2, 0, 1, 1, 2},
+		{"refused with only older tokens about", true, []history.Op{
+			holder(1, 1, 5), refused(0, 0, 2, 10),
+		}, 2, 0, 1, 1, 2},
+		{"an unfenced store never refuses legitimately", false, []history.Op{
+			refused(0, 0, 1, 10), holder(1, 2, 12),
+		}, 2, 0, 1, 1, 2},
+		{"an illegitimate refusal fails even when a retry bought", true, []history.Op{
+			refused(0, 0, 1, 10), op(0, 1, history.Sold),
+		}, 0, 0, 1, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := checkLiveness(&history.History{Final: history.Final{Stock: tt.stock}, Ops: tt.ops})
-			if got.GaveUp != tt.gaveUp || got.Unsold != tt.unsold {
-				t.Errorf("got gave up %d, unsold %d; want %d, %d", got.GaveUp, got.Unsold, tt.gaveUp, tt.unsold)
+			h := &history.History{Header: history.Header{Fenced: tt.fenced}, Final: history.Final{Stock: tt.stock}, Ops: tt.ops}
+			got := checkLiveness(h)
+			if got.GaveUp != tt.gaveUp || got.Refused != tt.refused || got.SentAway != tt.sentAway || got.Unsold != tt.unsold {
+				t.Errorf("got gave up %d, refused %d, sent away %d, unsold %d; want %d, %d, %d, %d",
+					got.GaveUp, got.Refused, got.SentAway, got.Unsold, tt.gaveUp, tt.refused, tt.sentAway, tt.unsold)
 			}
-			if want := tt.unsold > 0; (got.Status == Violated) != want {
-				t.Errorf("got status %s with %d unsold", got.Status, got.Unsold)
+			if want := tt.unsold > 0 || tt.refused > 0; (got.Status == Violated) != want {
+				t.Errorf("got status %s with %d unsold, %d refused", got.Status, got.Unsold, got.Refused)
 			}
 		})
 	}

@@ -281,6 +281,47 @@ var fixtures = map[string]func() *history.History{
 		return atomicRun(1, history.Final{Stock: -1, Orders: 2},
 			atomicSale(0, 10, 12, 1), atomicSale(2, 15, 17, 0), blind(1, 20), atomicSale(3, 30, 32, -1))
 	},
+	// A planted bug: a lock-free sale answers "sold out" to a buyer who
+	// read the last unit. The counter's history is fine; the answer is not.
+	"bad-sold-out-left.jsonl": func() *history.History {
+		left := atomicSale(1, 20, 22, 1)
+		left.Write, left.WriteCall, left.WriteReturn, left.Outcome = history.NoWrite, 0, 0, history.SoldOut
+		return atomicRun(2, history.Final{Stock: 1, Orders: 1}, atomicSale(0, 10, 12, 2), left)
+	},
+	// A planted bug: a sale that read 0 and still wrote -1.
+	"bad-sold-at-zero.jsonl": func() *history.History {
+		return &history.History{
+			Header: header("lua", 1, 2),
+			Final:  history.Final{Stock: -1, Orders: 2},
+			Ops:    []history.Op{sold(0, 10, 1), sold(1, 20, 0)},
+		}
+	},
+	// A planted bug: a fenced store that refuses every write, with no
+	// newer token anywhere near. Nothing sold, nothing unsafe.
+	"bad-refuse-all.jsonl": func() *history.History {
+		var ops []history.Op
+		for c := range int32(3) {
+			for a := range int16(2) {
+				op := attempt(c, a, int64(10+20*int(c)+10*int(a))*ms, ms, 3, history.Refused, history.Rejected)
+				op.Token = uint64(1 + 2*int(c) + int(a))
+				ops = append(ops, op)
+			}
+		}
+		h := &history.History{Header: header("fenced", 3, 3), Final: history.Final{Stock: 3}, Ops: ops}
+		h.Header.Fenced = true
+		return h
+	},
+	// A holder whose lease lapsed while it wrote: its release found the
+	// lock gone. Nobody else came in, so nothing broke; it is reported.
+	"ok-lost-release.jsonl": func() *history.History {
+		late := sold(1, 20, 1)
+		late.Lost = true
+		return &history.History{
+			Header: header("lua", 2, 3),
+			Final:  history.Final{Stock: 0, Orders: 2},
+			Ops:    []history.Op{sold(0, 10, 2), late, soldOut(2, 30)},
+		}
+	},
 	// A run ended by --timeout while a buyer was still waiting for its
 	// write: the sale is not over.
 	"bad-cut-short.jsonl": func() *history.History {

@@ -41,6 +41,17 @@ func (r *Report) judge(h *history.History, opts Options) {
 		r.fail("%s %s sold more than once in the history while the store shows one order (a duplicate, or a lost order)",
 			commas(d.DuplicateSales), plural(d.DuplicateSales, "user"))
 	}
+	if d.Mismatched > 0 {
+		m := d.FirstMismatch
+		op := &h.Ops[m.Index]
+		told := "sold out"
+		if op.Write == history.Applied {
+			told = "sold a unit"
+		}
+		r.fail("%s the stock read (first: buyer %d attempt %d read %s and was %s, at %s)",
+			plural(d.Mismatched, "1 answer contradicts", commas(d.Mismatched)+" answers contradict"), m.Client, m.Attempt,
+			commas(op.Stock), told, seconds(m.From, 3))
+	}
 	if d.NegativeStock {
 		r.fail("stock went negative (final stock %s)", commas(d.FinalStock))
 	}
@@ -55,12 +66,39 @@ func (r *Report) judge(h *history.History, opts Options) {
 			r.Reasons = append(r.Reasons, msg)
 		}
 	}
-	if r.Liveness.Unsold > 0 {
-		r.fail("liveness: %s %s unsold while %s %s gave up",
-			commas(r.Liveness.Unsold), plural(r.Liveness.Unsold, "unit"),
-			commas(int64(r.Liveness.GaveUp)), plural(int64(r.Liveness.GaveUp), "buyer"))
+	if n := int64(r.Lock.Lost); n > 0 {
+		msg := fmt.Sprintf("%s %s found the lock gone: %s no mutual exclusion for part of %s critical section",
+			commas(n), plural(n, "release", "releases"), plural(n, "that holder had", "those holders had"), plural(n, "its", "their"))
+		if r.Lock.Overlaps == 0 {
+			msg += ", though no other holder was seen inside it"
+		}
+		r.Notes = append(r.Notes, msg)
 	}
-	if r.Liveness.CutShort {
+	l := &r.Liveness
+	if l.Refused > 0 {
+		f := l.FirstRefused
+		r.fail("liveness: %s %s refused with no newer fencing token taken before (first: buyer %d attempt %d, token %d, at %s)",
+			commas(int64(l.Refused)), plural(int64(l.Refused), "write"), f.Client, f.Attempt, h.Ops[f.Index].Token, seconds(f.To, 3))
+	}
+	if n := int64(l.Fenced); n > 0 {
+		f := l.firstFenced
+		op := &h.Ops[f.op]
+		r.Notes = append(r.Notes, fmt.Sprintf("%s stale %s refused by the store's fencing (first: buyer %d attempt %d's token %d at %s, after token %d was taken at %s)",
+			commas(n), plural(n, "write was", "writes were"), op.Client, op.Attempt, op.Token,
+			seconds(op.WriteReturn, 3), f.token, seconds(f.at, 3)))
+	}
+	if l.Unsold > 0 {
+		away := int64(l.SentAway)
+		if l.SentAway == l.GaveUp {
+			r.fail("liveness: %s %s unsold while %s %s gave up",
+				commas(l.Unsold), plural(l.Unsold, "unit"), commas(away), plural(away, "buyer"))
+		} else {
+			r.fail("liveness: %s %s unsold while %s %s sent away (%s gave up, %s refused or told sold out)",
+				commas(l.Unsold), plural(l.Unsold, "unit"), commas(away), plural(away, "buyer was", "buyers were"),
+				commas(int64(l.GaveUp)), commas(away-int64(l.GaveUp)))
+		}
+	}
+	if l.CutShort {
 		r.fail("run cut short by --timeout or interrupt")
 	}
 	if n := int64(d.Indeterminate); n > 0 && d.Linearizability.Status == OK {

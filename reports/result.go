@@ -157,11 +157,26 @@ type Run struct {
 	LostOrders int64 `json:"lost_orders"`
 	// DuplicateOrders counts orders beyond a user's first.
 	DuplicateOrders int64 `json:"duplicate_orders"`
-	// Unsold is the stock left when buyers gave up (zero otherwise).
+	// DuplicateSales counts users the history shows sold more than once
+	// while the store shows one order.
+	DuplicateSales int64 `json:"duplicate_sales"`
+	// Mismatched counts answers that contradict the stock their attempt
+	// read (sold after reading none, "sold out" after reading a unit).
+	Mismatched int64 `json:"mismatched"`
+	// Unsold is the stock left when buyers were sent away (zero otherwise).
 	Unsold int64 `json:"unsold"`
 	// GaveUp counts buyers whose last attempt ended without an answer on
 	// the stock.
 	GaveUp int `json:"gave_up"`
+	// Refused counts writes the store refused with no newer fencing token
+	// taken before.
+	Refused int `json:"refused"`
+	// SentAway counts buyers left without a unit while the sale may have
+	// had one: gave up, refused with no newer token, or told "sold out"
+	// after reading a unit.
+	SentAway int `json:"sent_away"`
+	// LostReleases counts releases that found the lock no longer held.
+	LostReleases int `json:"lost_releases"`
 	// Indeterminate counts attempts whose write outcome is unknown.
 	Indeterminate int `json:"indeterminate"`
 	// LockOverlaps counts critical sections that began while a different
@@ -240,8 +255,13 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Oversold:        rep.Data.Oversold,
 		LostOrders:      rep.Data.LostOrders,
 		DuplicateOrders: rep.Data.DuplicateOrders,
+		DuplicateSales:  rep.Data.DuplicateSales,
+		Mismatched:      rep.Data.Mismatched,
 		Unsold:          rep.Liveness.Unsold,
 		GaveUp:          rep.Liveness.GaveUp,
+		Refused:         rep.Liveness.Refused,
+		SentAway:        rep.Liveness.SentAway,
+		LostReleases:    rep.Lock.Lost,
 		Indeterminate:   rep.Data.Indeterminate,
 		LockOverlaps:    rep.Lock.Overlaps,
 		OverlapPairs:    nonNil(rep.Lock.Pairs),
