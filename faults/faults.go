@@ -69,8 +69,25 @@ type kind int
 const (
 	durationKind kind = iota
 	countKind
+	// countAllKind is a count that may also be all: every holder that
+	// passes the fault's point once the first arming is due.
+	countAllKind
 	nodeKind
 	pointKind
+	untilKind
+)
+
+// allCount is what values.count returns for count=all.
+const allCount = -1
+
+// The ends of a pause (pause-holder's until).
+const (
+	// untilFor ends the pause after its for.
+	untilFor = "for"
+	// untilNext ends it as soon as one other holder has taken the lock
+	// and read the stock, and keeps that holder from writing until the
+	// paused one has written.
+	untilNext = "next"
 )
 
 // Spec is one parsed --faults entry: a fault and the parameters given.
@@ -184,10 +201,20 @@ func (p Param) check(v string) error {
 		if d < 0 {
 			return errors.New("want a duration of zero or more")
 		}
-	case countKind:
+	case countKind, countAllKind:
+		if v == "all" && p.kind == countAllKind {
+			return nil
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
+			if p.kind == countAllKind {
+				return errors.New("want a whole number of 1 or more, or all")
+			}
 			return errors.New("want a whole number of 1 or more")
+		}
+	case untilKind:
+		if v != untilFor && v != untilNext {
+			return fmt.Errorf("want %s or %s", untilFor, untilNext)
 		}
 	case nodeKind:
 		if v == "any" {
@@ -227,8 +254,13 @@ func (v values) duration(name string) time.Duration {
 	return d
 }
 
+// count returns a count parameter, allCount for all.
 func (v values) count(name string) int {
-	n, _ := strconv.Atoi(v.raw(name))
+	s := v.raw(name)
+	if s == "all" {
+		return allCount
+	}
+	n, _ := strconv.Atoi(s)
 	return n
 }
 
@@ -277,9 +309,10 @@ func pFor(doc string) Param {
 }
 
 var (
-	pCount = Param{Name: "count", Doc: "injections per run", Default: "2", kind: countKind, def: fixed("2")}
+	pCount = Param{Name: "count", Doc: "injections per run, or all: every holder that passes the point once the first is due", Default: "2", kind: countAllKind, def: fixed("2")}
 	pOnce  = Param{Name: "count", Doc: "injections per run", Default: "1", kind: countKind, def: fixed("1")}
 	pAfter = Param{Name: "after", Doc: "earliest first injection after the sale starts (the seed adds up to as much again)", Default: "100ms", kind: durationKind, def: fixed("100ms")}
+	pUntil = Param{Name: "until", Doc: "when the pause ends: for (after its length), or next (once one other holder has taken the lock and read; that holder waits to write until the paused one has, half a lease at most; for bounds the wait)", Default: "for", kind: untilKind, def: fixed(untilFor)}
 	pEvery = Param{Name: "every", Doc: "least time between two injections", Default: "for+lease", kind: durationKind,
 		def: func(v values) string { return round(v.duration("for") + v.env.Lease).String() }}
 	pNode = Param{Name: "node", Doc: "node to target: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}

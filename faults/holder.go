@@ -11,10 +11,29 @@ import (
 // pauseHolder stops the holder's whole node: every goroutine of the node
 // waits at its next command or business step, its watchdog's renewals
 // included, as in a stop-the-world GC pause.
-func pauseHolder(ctx context.Context, _ *Injector, c *workload.Controls, at workload.Site, v values) error {
+//
+// With until=next the pause ends at an event instead: as soon as one other
+// client has taken the lock and read the stock (the next holder, whose
+// token is one past the paused one's). That client is kept from writing
+// until the paused one has written (its next probe, before-release), half
+// a lease at most so that its own lease cannot run out. The two then
+// write from the same stock, the paused one first: the smallest
+// interleaving that a fencing check off by one token lets through.
+func pauseHolder(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error {
 	end := record(c, "pause-holder", at.Node, at.Client, v)
 	defer end()
 	c.PauseNode(at.Node, v.duration("for"))
+	if v.raw("until") == untilNext {
+		_, letGo, err := in.catches.wait(ctx, locks.Business, []int32{at.Client}, true, v.duration("for"))
+		if err == nil {
+			wrote := in.catches.expect(locks.BeforeRelease, nil, at.Client, false)
+			c.ResumeNode(at.Node)
+			go func() {
+				defer letGo()
+				in.catches.await(context.WithoutCancel(ctx), wrote, v.env.Lease/2)
+			}()
+		}
+	}
 	return c.WaitNode(ctx, at.Node)
 }
 
@@ -31,10 +50,11 @@ func slowHolder(ctx context.Context, _ *Injector, c *workload.Controls, at workl
 // the damage show in every run (even once the stock is gone), the next
 // client to take the lock is kept inside its critical section, before its
 // read, until a third client has taken the lock the DEL freed: the two
-// then read and write side by side. It is kept there half a lease at
-// most: a stray DEL frees the lock at once, and a longer hold would let the
-// second client's own lease run out, a pause-holder fault of its own that
-// would break even an unlock that deletes nothing (lua's).
+// then read and write side by side. It is let go as soon as the stalled
+// client's release has returned with the lock still held (the DEL removed
+// nothing: a compare-and-delete), and after half a lease at most: a longer
+// hold would let the second client's own lease run out, a pause-holder
+// fault of its own that would break even an unlock that deletes nothing.
 func pauseBeforeRelease(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error {
 	end := record(c, "pause-before-release", at.Node, at.Client, v)
 	defer end()
@@ -46,9 +66,19 @@ func pauseBeforeRelease(ctx context.Context, in *Injector, c *workload.Controls,
 	if err != nil {
 		return nil // nobody took the lock meanwhile: the DEL goes ahead anyway
 	}
+	third := in.catches.expect(locks.Acquired, []int32{at.Client, second}, -1, false)
+	released := in.catches.expect(locks.Released, nil, at.Client, false)
 	go func() {
 		defer letGo()
-		in.catches.wait(context.WithoutCancel(ctx), locks.Acquired, []int32{at.Client, second}, false, v.env.Lease/2)
+		bg := context.WithoutCancel(ctx)
+		deadline := time.Now().Add(v.env.Lease / 2)
+		if _, _, err := in.catches.await(bg, released, v.env.Lease/2); err == nil {
+			if held, err := c.LockHeld(bg); err == nil && held {
+				in.catches.await(bg, third, 0) // the DEL freed nothing
+				return
+			}
+		}
+		in.catches.await(bg, third, time.Until(deadline))
 	}()
 	return nil
 }

@@ -69,7 +69,10 @@ func streamSeed(seed uint64, name string, i int) uint64 {
 
 // Probe implements workload.Injector.
 func (in *Injector) Probe(ctx context.Context, c *workload.Controls, at workload.Site) error {
-	if err := in.catches.offer(ctx, at); err != nil {
+	// A client a fault caught is part of that fault's interleaving: no
+	// fault strikes it again at the same point (with count=all, the next
+	// holder that until=next lets write would be paused in turn).
+	if caught, err := in.catches.offer(ctx, at); caught || err != nil {
 		return err
 	}
 	for _, p := range in.plans {
@@ -134,11 +137,13 @@ func schedule(seed uint64, count int, after, every time.Duration) []int64 {
 }
 
 // trigger fires a holder fault: armed at scheduled instants, each arming
-// fires once, at the first matching probe after it.
+// fires once, at the first matching probe after it; with all, the one
+// arming fires at every matching probe after it.
 type trigger struct {
 	point locks.Point
 	node  int // -1: any node
 	at    []int64
+	all   bool
 	next  atomic.Int32
 }
 
@@ -146,6 +151,9 @@ type trigger struct {
 func (t *trigger) claim(now int64, site workload.Site) bool {
 	if site.Point != t.point || (t.node >= 0 && site.Node != t.node) {
 		return false
+	}
+	if t.all {
+		return now >= t.at[0]
 	}
 	for {
 		i := t.next.Load()
@@ -187,20 +195,21 @@ type catches struct {
 type catch struct {
 	point  locks.Point
 	except []int32
+	only   int32         // the one client to catch, or -1 for any but except
 	got    chan int32    // receives the caught client
 	hold   chan struct{} // closed to let the caught client go; nil: do not hold
 }
 
-// offer gives a probe to the waiting catches; a client caught with hold
-// blocks until it is let go.
-func (cs *catches) offer(ctx context.Context, at workload.Site) error {
+// offer gives a probe to the waiting catches and reports whether one
+// caught the client; a client caught with hold blocks until it is let go.
+func (cs *catches) offer(ctx context.Context, at workload.Site) (bool, error) {
 	if cs.n.Load() == 0 {
-		return nil
+		return false, nil
 	}
 	cs.mu.Lock()
 	var hit *catch
 	for i, c := range cs.list {
-		if c.point == at.Point && !slices.Contains(c.except, at.Client) {
+		if c.point == at.Point && !slices.Contains(c.except, at.Client) && (c.only < 0 || c.only == at.Client) {
 			hit = c
 			cs.list = slices.Delete(cs.list, i, i+1)
 			cs.n.Store(int32(len(cs.list)))
@@ -209,17 +218,17 @@ func (cs *catches) offer(ctx context.Context, at workload.Site) error {
 	}
 	cs.mu.Unlock()
 	if hit == nil {
-		return nil
+		return false, nil
 	}
 	hit.got <- at.Client
 	if hit.hold == nil {
-		return nil
+		return true, nil
 	}
 	select {
 	case <-hit.hold:
-		return nil
+		return true, nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return true, context.Cause(ctx)
 	}
 }
 
@@ -231,21 +240,32 @@ var errNoneCame = errors.New("faults: no client came")
 // is called (release is safe to call more than once, and is a no-op
 // without hold).
 func (cs *catches) wait(ctx context.Context, point locks.Point, except []int32, hold bool, bound time.Duration) (client int32, release func(), err error) {
-	c := &catch{point: point, except: except, got: make(chan int32, 1)}
+	return cs.await(ctx, cs.expect(point, except, -1, hold), bound)
+}
+
+// expect sets a catch for the next client that reaches point: only, when
+// it is not -1, else any client but except. await waits for it; setting
+// it first lets a fault free the client it expects without a race.
+func (cs *catches) expect(point locks.Point, except []int32, only int32, hold bool) *catch {
+	c := &catch{point: point, except: except, only: only, got: make(chan int32, 1)}
 	if hold {
 		c.hold = make(chan struct{})
 	}
+	cs.mu.Lock()
+	cs.list = append(cs.list, c)
+	cs.n.Store(int32(len(cs.list)))
+	cs.mu.Unlock()
+	return c
+}
+
+// await returns the client c caught within bound (see wait).
+func (cs *catches) await(ctx context.Context, c *catch, bound time.Duration) (client int32, release func(), err error) {
 	var once sync.Once
 	release = func() {
 		if c.hold != nil {
 			once.Do(func() { close(c.hold) })
 		}
 	}
-	cs.mu.Lock()
-	cs.list = append(cs.list, c)
-	cs.n.Store(int32(len(cs.list)))
-	cs.mu.Unlock()
-
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	select {

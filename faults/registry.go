@@ -41,7 +41,7 @@ var (
 	PauseHolder Fault = &fault{
 		name:    "pause-holder",
 		summary: "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
-		params:  []Param{pFor("pause length"), pCount, pAfter, pEvery, pNode, pAt},
+		params:  []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
 		build:   holder("", pauseHolder),
 	}
 	// SlowHolder makes one holder's business step outlast the lease while
@@ -193,7 +193,11 @@ func holder(point locks.Point, fire holderFire) func(values, uint64) (plan, erro
 			p.trig.point = v.point("at")
 		}
 		p.trig.node = node
-		p.trig.at = schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
+		n := v.count("count")
+		if n == allCount {
+			p.trig.all, n = true, 1
+		}
+		p.trig.at = schedule(seed, n, v.duration("after"), v.duration("every"))
 		return p, nil
 	}
 }

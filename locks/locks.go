@@ -59,6 +59,8 @@ const (
 	Business Point = "business"
 	// BeforeRelease is after the write, before the release.
 	BeforeRelease Point = "before-release"
+	// Released is right after the release returned, whatever it found.
+	Released Point = "released"
 )
 
 // Probe is called at each Point with the calling client's context. A fault

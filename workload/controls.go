@@ -25,6 +25,9 @@ func (c *Controls) Now() int64 { return c.r.now() }
 // timers and renewals, its business steps. Work resumes where it stopped.
 func (c *Controls) PauseNode(i int, d time.Duration) { c.r.nodes[i].gate.pause(d) }
 
+// ResumeNode ends node i's pause now, however long it was meant to last.
+func (c *Controls) ResumeNode(i int) { c.r.nodes[i].gate.resume() }
+
 // SkewClock sets node i's clock to run offset ahead of real time (behind
 // when negative). Only that node's clock moves.
 func (c *Controls) SkewClock(i int, offset time.Duration) { c.r.nodes[i].skew.Store(int64(offset)) }
@@ -73,6 +76,13 @@ func (c *Controls) DeleteLock(ctx context.Context) error {
 		return c.DeleteLockOn(ctx, serverRange(c.Quorum())...)
 	}
 	return c.r.admin.Del(ctx, c.r.keys.lock).Err()
+}
+
+// LockHeld reports whether the lock's key is on the server (on the main
+// server, for a lock on several): held by someone, whoever it is.
+func (c *Controls) LockHeld(ctx context.Context) (bool, error) {
+	n, err := c.r.admin.Exists(ctx, c.r.keys.lock).Result()
+	return n > 0, err
 }
 
 // PauseServer stops the server from answering for d, when the backend can

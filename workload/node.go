@@ -55,12 +55,28 @@ func (g *gate) pause(d time.Duration) {
 	}
 	g.closed, g.until = make(chan struct{}), until
 	g.pauses++
-	go g.reopen()
+	go g.reopen(g.closed)
 }
 
-func (g *gate) reopen() {
+// resume opens the gate now, ending the pause on, if any.
+func (g *gate) resume() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed != nil {
+		close(g.closed)
+		g.closed = nil
+	}
+}
+
+// reopen opens the gate once the pause that closed it with closed is due
+// to end, unless it was resumed before.
+func (g *gate) reopen(closed chan struct{}) {
 	for {
 		g.mu.Lock()
+		if g.closed != closed {
+			g.mu.Unlock()
+			return
+		}
 		left := time.Until(g.until)
 		if left <= 0 {
 			close(g.closed)

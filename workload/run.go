@@ -514,14 +514,14 @@ func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner strin
 		l, err := n.locker.Acquire(ctx, owner)
 		if err != nil {
 			op.Outcome = r.failed(ctx, history.Failed)
-			r.release(ctx, op, nested, lease)
+			r.release(ctx, n, op, nested, lease)
 			return
 		}
 		nested = append(nested, l)
 	}
 	if err := r.probe(ctx, n, locks.Acquired); err != nil {
 		op.Outcome = r.failed(ctx, history.Failed)
-		r.release(ctx, op, nested, lease)
+		r.release(ctx, n, op, nested, lease)
 		return
 	}
 	r.sale(ctx, n, op, user, op.Token)
@@ -530,12 +530,12 @@ func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner strin
 			op.Outcome = o
 		}
 	}
-	r.release(ctx, op, nested, lease)
+	r.release(ctx, n, op, nested, lease)
 }
 
 // release gives the lock up, innermost level first, unless the client is
 // dead: a crashed holder never unlocks.
-func (r *run) release(ctx context.Context, op *history.Op, nested []locks.Lease, lease locks.Lease) {
+func (r *run) release(ctx context.Context, n *node, op *history.Op, nested []locks.Lease, lease locks.Lease) {
 	if errors.Is(context.Cause(ctx), ErrCrashed) {
 		op.Outcome = history.Crashed
 		return
@@ -549,6 +549,9 @@ func (r *run) release(ctx context.Context, op *history.Op, nested []locks.Lease,
 	} else if errors.Is(err, locks.ErrNotHeld) {
 		op.Released = r.now()
 		op.Lost = true
+	}
+	if op.Released > 0 {
+		r.probe(ctx, n, locks.Released)
 	}
 }
 

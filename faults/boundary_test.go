@@ -1,0 +1,204 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// The boundary modes are judged on locks broken on purpose, each by a bug
+// that only the smallest interleaving shows, next to the correct lock they
+// were broken from: the mode must catch the broken one in every one of
+// brokenSeeds seeds and leave the correct one clean in every one of
+// cleanSeeds.
+const (
+	brokenSeeds = 10
+	cleanSeeds  = 20
+)
+
+// boundarySize is the shape of a boundary sale. Every holder is struck,
+// so a sale lasts about a lease per unit.
+type boundarySize struct {
+	lease          time.Duration
+	clients, stock int
+}
+
+// offByOneFence is the fenced lock with a fencing token off by one half
+// the time: at random, a lease shows the token before its own (as if read
+// from a counter one increment behind). A paused holder's stale write then
+// gets through when it shows the same token as the next holder, who has
+// read meanwhile: only the smallest interleaving, the next holder's read
+// between the paused one's read and write, shows it.
+func offByOneFence(t *testing.T) locks.Impl {
+	t.Helper()
+	im := lookup(t, "fenced")
+	inner := im.New
+	im.Name = "fenced-off-by-one"
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(1, 2))
+	behind := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.IntN(2) == 0
+	}
+	im.New = func(ctx context.Context, env locks.Env) (locks.Locker, error) {
+		l, err := inner(ctx, env)
+		return shiftedTokens{l, behind}, err
+	}
+	return im
+}
+
+type shiftedTokens struct {
+	locks.Locker
+	behind func() bool
+}
+
+func (s shiftedTokens) Acquire(ctx context.Context, owner string) (locks.Lease, error) {
+	l, err := s.Locker.Acquire(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	tok := l.Token()
+	if tok > 1 && s.behind() {
+		tok--
+	}
+	return shiftedLease{l, tok}, nil
+}
+
+type shiftedLease struct {
+	locks.Lease
+	token uint64
+}
+
+func (l shiftedLease) Token() uint64 { return l.token }
+
+// uncheckedDelete is lua with an unlock that, once in fifty releases,
+// deletes the lock without checking its owner (a plain DEL after the
+// same probe the compare-and-delete passes).
+func uncheckedDelete(t *testing.T) locks.Impl {
+	t.Helper()
+	im := lookup(t, "lua")
+	inner := im.New
+	im.Name = "lua-unchecked-delete"
+	releases := new(atomic.Int64)
+	im.New = func(ctx context.Context, env locks.Env) (locks.Locker, error) {
+		l, err := inner(ctx, env)
+		return sometimesDel{Locker: l, env: env, releases: releases}, err
+	}
+	return im
+}
+
+type sometimesDel struct {
+	locks.Locker
+	env      locks.Env
+	releases *atomic.Int64
+}
+
+func (s sometimesDel) Acquire(ctx context.Context, owner string) (locks.Lease, error) {
+	l, err := s.Locker.Acquire(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	return sometimesDelLease{Lease: l, s: s}, nil
+}
+
+type sometimesDelLease struct {
+	locks.Lease
+	s sometimesDel
+}
+
+func (l sometimesDelLease) Release(ctx context.Context) error {
+	if l.s.releases.Add(1)%50 != 0 {
+		return l.Lease.Release(ctx)
+	}
+	if err := l.s.env.Probe(ctx, locks.BeforeDelete); err != nil {
+		return err
+	}
+	return l.s.env.Redis.Del(ctx, l.s.env.Key).Err()
+}
+
+func lookup(t *testing.T, name string) locks.Impl {
+	t.Helper()
+	im, ok := locks.Lookup(name)
+	if !ok {
+		t.Fatalf("no impl %s", name)
+	}
+	return im
+}
+
+// boundarySale runs a sale of im with the faults in spec, seeded, on the
+// embedded server, and judges it.
+func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, seed uint64) (*history.History, checker.Report) {
+	t.Helper()
+	b := embedded(t)
+	specs, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj, err := New(specs, Env{Lease: size.lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: seed}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inj.Close() })
+	h, err := workload.Run(t.Context(), workload.Config{
+		Impl: im, Backend: b, Prefix: "t:", Clients: size.clients, Nodes: 2, Workers: 20, Pool: 16,
+		Stock: int64(size.stock), Attempts: 1, Ramp: 300 * time.Millisecond, TTL: size.lease, Timeout: 2 * time.Minute,
+		CommandTimeout: 500 * time.Millisecond, Injector: inj,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, checker.Check(h, checker.Options{Timeout: time.Minute})
+}
+
+func TestBoundaryModes(t *testing.T) {
+	tests := []struct {
+		mode    string
+		spec    string
+		size    boundarySize
+		broken  func(*testing.T) locks.Impl
+		correct string
+	}{
+		// fenced's overlaps are notes (its data is fenced), so a short
+		// lease that a busy machine overruns cannot fail it.
+		{"until=next", "pause-holder:until=next:count=all:for=1s", boundarySize{50 * time.Millisecond, 160, 120}, offByOneFence, "fenced"},
+		// lua fails on any overlap: its lease must outlast a critical
+		// section on a busy machine. 60 releases meet the 1-in-50 bug once.
+		{"count=all", "pause-before-release:count=all", boundarySize{200 * time.Millisecond, 80, 60}, uncheckedDelete, "lua"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			for seed := uint64(1); seed <= brokenSeeds; seed++ {
+				t.Run(fmt.Sprintf("broken/seed=%d", seed), func(t *testing.T) {
+					t.Parallel()
+					h, rep := boundarySale(t, tt.broken(t), tt.spec, tt.size, seed)
+					if rep.Pass {
+						t.Errorf("%s passed under %s (%d injections)", h.Header.Impl, tt.spec, len(h.Faults))
+					}
+				})
+			}
+			for seed := uint64(1); seed <= cleanSeeds; seed++ {
+				t.Run(fmt.Sprintf("correct/seed=%d", seed), func(t *testing.T) {
+					t.Parallel()
+					h, rep := boundarySale(t, lookup(t, tt.correct), tt.spec, tt.size, seed)
+					if !rep.Pass {
+						t.Errorf("%s failed under %s: %v", tt.correct, tt.spec, rep.Reasons)
+					}
+					if len(h.Faults) < 10 {
+						t.Errorf("%d injections, want one per holder", len(h.Faults))
+					}
+				})
+			}
+		})
+	}
+}
