@@ -88,6 +88,9 @@ const (
 	// and read the stock, and keeps that holder from writing until the
 	// paused one has written.
 	untilNext = "next"
+	// untilExpired ends it right after the holder's lease ran out, with
+	// every other node kept out until the holder has released.
+	untilExpired = "expired"
 )
 
 // Spec is one parsed --faults entry: a fault and the parameters given.
@@ -213,8 +216,8 @@ func (p Param) check(v string) error {
 			return errors.New("want a whole number of 1 or more")
 		}
 	case untilKind:
-		if v != untilFor && v != untilNext {
-			return fmt.Errorf("want %s or %s", untilFor, untilNext)
+		if v != untilFor && v != untilNext && v != untilExpired {
+			return fmt.Errorf("want %s, %s or %s", untilFor, untilNext, untilExpired)
 		}
 	case nodeKind:
 		if v == "any" {
@@ -312,7 +315,7 @@ var (
 	pCount = Param{Name: "count", Doc: "injections per run, or all: every holder that passes the point once the first is due", Default: "2", kind: countAllKind, def: fixed("2")}
 	pOnce  = Param{Name: "count", Doc: "injections per run", Default: "1", kind: countKind, def: fixed("1")}
 	pAfter = Param{Name: "after", Doc: "earliest first injection after the sale starts (the seed adds up to as much again)", Default: "100ms", kind: durationKind, def: fixed("100ms")}
-	pUntil = Param{Name: "until", Doc: "when the pause ends: for (after its length), or next (once one other holder has taken the lock and read; that holder waits to write until the paused one has, half a lease at most; for bounds the wait)", Default: "for", kind: untilKind, def: fixed(untilFor)}
+	pUntil = Param{Name: "until", Doc: "when the pause ends: for (after its length); next (once one other holder has taken the lock and read; that holder waits to write until the paused one has, half a lease at most); or expired (right after the lease ran out, every other node paused until the holder has released); for bounds the wait", Default: "for", kind: untilKind, def: fixed(untilFor)}
 	pEvery = Param{Name: "every", Doc: "least time between two injections", Default: "for+lease", kind: durationKind,
 		def: func(v values) string { return round(v.duration("for") + v.env.Lease).String() }}
 	pNode = Param{Name: "node", Doc: "node to target: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}

@@ -23,7 +23,10 @@ func pauseHolder(ctx context.Context, in *Injector, c *workload.Controls, at wor
 	end := record(c, "pause-holder", at.Node, at.Client, v)
 	defer end()
 	c.PauseNode(at.Node, v.duration("for"))
-	if v.raw("until") == untilNext {
+	switch v.raw("until") {
+	case untilExpired:
+		return resumeExpired(ctx, in, c, at, v)
+	case untilNext:
 		_, letGo, err := in.catches.wait(ctx, locks.Business, []int32{at.Client}, true, v.duration("for"))
 		if err == nil {
 			wrote := in.catches.expect(locks.BeforeRelease, nil, at.Client, false)
@@ -35,6 +38,44 @@ func pauseHolder(ctx context.Context, in *Injector, c *workload.Controls, at wor
 		}
 	}
 	return c.WaitNode(ctx, at.Node)
+}
+
+// resumeExpired lets the holder go on right after its lease ran out (its
+// key is gone from the server), with the rest of its node and every other
+// node kept paused from the start until the holder has released, within
+// for: the holder writes and releases after its lease, with nobody else in. A correct lock
+// loses nothing there (the release finds the lock gone); one whose
+// release or renewal does harm to a lock it no longer holds shows it.
+func resumeExpired(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error {
+	bound := v.duration("for")
+	for i := range c.Nodes() {
+		if i != at.Node {
+			c.PauseNode(i, 2*bound)
+		}
+	}
+	resumeAll := func() {
+		for i := range c.Nodes() {
+			c.ResumeNode(i)
+		}
+	}
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		held, err := c.LockHeld(ctx)
+		if err != nil || !held {
+			break
+		}
+		if err := sleep(ctx, time.Millisecond); err != nil {
+			resumeAll()
+			return err
+		}
+	}
+	released := in.catches.expect(locks.Released, nil, at.Client, false)
+	c.LetThrough(at.Node, at.Client)
+	go func() {
+		defer resumeAll()
+		in.catches.await(context.WithoutCancel(ctx), released, bound)
+	}()
+	return ctx.Err()
 }
 
 // slowHolder stretches one holder's business step; its node runs on.

@@ -25,6 +25,10 @@ func (c *Controls) Now() int64 { return c.r.now() }
 // timers and renewals, its business steps. Work resumes where it stopped.
 func (c *Controls) PauseNode(i int, d time.Duration) { c.r.nodes[i].gate.pause(d) }
 
+// LetThrough lets client k through node i's pause, while the rest of the
+// node stays stopped until the pause ends.
+func (c *Controls) LetThrough(i int, k int32) { c.r.nodes[i].gate.letThrough(k) }
+
 // ResumeNode ends node i's pause now, however long it was meant to last.
 func (c *Controls) ResumeNode(i int) { c.r.nodes[i].gate.resume() }
 

@@ -40,6 +40,9 @@ type gate struct {
 	closed chan struct{} // nil while open
 	until  time.Time
 	pauses int64 // pauses begun, so that a reader can tell one from the next
+	// through is the one client let through while the gate is closed (see
+	// letThrough); -1 for none.
+	through int32
 }
 
 // pause closes the gate for d; a pause that overlaps another extends it.
@@ -53,9 +56,31 @@ func (g *gate) pause(d time.Duration) {
 		}
 		return
 	}
-	g.closed, g.until = make(chan struct{}), until
+	g.closed, g.until, g.through = make(chan struct{}), until, -1
 	g.pauses++
 	go g.reopen(g.closed)
+}
+
+// letThrough lets client through the closed gate for the rest of the
+// pause, while everything else the node runs stays stopped.
+func (g *gate) letThrough(client int32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed == nil {
+		return
+	}
+	// Wake the waiters: the client goes on, the others wait on anew.
+	close(g.closed)
+	g.closed, g.through = make(chan struct{}), client
+	go g.reopen(g.closed)
+}
+
+// shut returns the channel to wait on, nil when ctx's client may go.
+func (g *gate) shut(ctx context.Context) chan struct{} {
+	if g.closed != nil && g.through >= 0 && clientOf(ctx) == g.through {
+		return nil
+	}
+	return g.closed
 }
 
 // resume opens the gate now, ending the pause on, if any.
@@ -101,7 +126,7 @@ func (g *gate) pass(ctx context.Context, sent *atomic.Int64, n int64) error {
 			g.mu.Unlock()
 			return context.Cause(ctx)
 		}
-		c := g.closed
+		c := g.shut(ctx)
 		if c == nil {
 			sent.Add(n)
 			g.mu.Unlock()
@@ -127,7 +152,7 @@ func (g *gate) state(sent *atomic.Int64) (n int64, closed bool, pauses int64) {
 // wait returns when the gate is open or ctx ends.
 func (g *gate) wait(ctx context.Context) error {
 	g.mu.Lock()
-	c := g.closed
+	c := g.shut(ctx)
 	g.mu.Unlock()
 	if c == nil {
 		return nil
