@@ -48,9 +48,13 @@ func pauseHolder(ctx context.Context, in *Injector, c *workload.Controls, at wor
 // release or renewal does harm to a lock it no longer holds shows it.
 func resumeExpired(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error {
 	bound := v.duration("for")
+	// Everything but the holder stays paused until it has released: the
+	// event ends the pauses, and hold bounds them should it never come (a
+	// busy machine must not end them first).
+	hold := 10 * bound
 	for i := range c.Nodes() {
 		if i != at.Node {
-			c.PauseNode(i, 2*bound)
+			c.PauseNode(i, hold)
 		}
 	}
 	resumeAll := func() {
@@ -70,10 +74,11 @@ func resumeExpired(ctx context.Context, in *Injector, c *workload.Controls, at w
 		}
 	}
 	released := in.catches.expect(locks.Released, nil, at.Client, false)
+	c.PauseNode(at.Node, hold)
 	c.LetThrough(at.Node, at.Client)
 	go func() {
 		defer resumeAll()
-		in.catches.await(context.WithoutCancel(ctx), released, bound)
+		in.catches.await(context.WithoutCancel(ctx), released, hold)
 	}()
 	return ctx.Err()
 }

@@ -59,7 +59,8 @@ const (
 	Business Point = "business"
 	// BeforeRelease is after the write, before the release.
 	BeforeRelease Point = "before-release"
-	// Released is right after the release returned, whatever it found.
+	// Released is right after the release returned, whatever it found or
+	// whatever failed.
 	Released Point = "released"
 )
 

@@ -550,9 +550,7 @@ func (r *run) release(ctx context.Context, n *node, op *history.Op, nested []loc
 		op.Released = r.now()
 		op.Lost = true
 	}
-	if op.Released > 0 {
-		r.probe(ctx, n, locks.Released)
-	}
+	r.probe(ctx, n, locks.Released)
 }
 
 // sale is the seeds' read-modify-write: read the stock (and the user's
