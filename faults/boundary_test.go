@@ -175,6 +175,7 @@ func (l decrementLease) Release(ctx context.Context) error {
 	return decrement.Run(ctx, l.d.env.Redis, []string{l.d.env.Key}, l.owner).Err()
 }
 
+// lookup returns the implementation called name, or fails the test.
 func lookup(t *testing.T, name string) locks.Impl {
 	t.Helper()
 	im, ok := locks.Lookup(name)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -219,10 +218,7 @@ func (s *sampler) commandsBetween(node int, from, to int64) int64 {
 func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.History, *sampler) {
 	t.Helper()
 	b := embedded(t)
-	im, ok := locks.Lookup(impl)
-	if !ok {
-		t.Fatalf("no impl %s", impl)
-	}
+	im := lookup(t, impl)
 	specs, err := Parse(spec)
 	if err != nil {
 		t.Fatal(err)
