@@ -43,9 +43,10 @@ func pauseHolder(ctx context.Context, in *Injector, c *workload.Controls, at wor
 // resumeExpired lets the holder go on right after its lease ran out (its
 // key is gone from the server), with the rest of its node and every other
 // node kept paused from the start until the holder has released, within
-// for: the holder writes and releases after its lease, with nobody else in. A correct lock
-// loses nothing there (the release finds the lock gone); one whose
-// release or renewal does harm to a lock it no longer holds shows it.
+// for: the holder writes and releases after its lease, with nobody else
+// in. A correct lock loses nothing there (the release finds the lock
+// gone); one whose release or renewal does harm to a lock it no longer
+// holds shows it.
 func resumeExpired(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error {
 	bound := v.duration("for")
 	// Everything but the holder stays paused until it has released: the

@@ -32,7 +32,8 @@ func (f *fault) plan(s Spec, env Env, seed uint64) (plan, error) {
 	return f.build(values{spec: s, env: env}, seed)
 }
 
-// The faults of ../shared/docs/catalog.md.
+// The faults of lockbench's catalog, in the order of the README's fault
+// table.
 var (
 	// PauseHolder stops the whole node of a lock holder (its clients, its
 	// watchdog timers) inside the critical section for longer than the

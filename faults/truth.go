@@ -133,8 +133,9 @@ const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers
 // lock that recovers still shows as one well within it.
 const deadlockTimeout = 3 * time.Second
 
-// Truth is ../shared/docs/catalog.md's truth table, as measured: every
-// implementation against every fault that applies to it.
+// Truth is lockbench's truth table, as measured: every implementation
+// against every fault that applies to it, each cell with the verdict that
+// implementation's known bug (or its safety) must produce under that fault.
 var Truth = []Cell{
 	{Impl: "none", Burst: true, Want: Oversell},
 	{Impl: "local", Nodes: 1, Want: Safe},
