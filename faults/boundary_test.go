@@ -260,7 +260,11 @@ func TestBoundaryModes(t *testing.T) {
 					if !rep.Pass {
 						t.Errorf("%s failed under %s: %v", tt.correct, tt.spec, rep.Reasons)
 					}
-					if want := tt.size.stock / 6; len(h.Faults) < want && strings.Contains(tt.spec, "count=all") {
+					// How many holders there are depends on the machine
+					// (a buyer of one attempt gives up while the lock is
+					// held); more than count's default of 2 shows that
+					// every holder is struck, not the first ones.
+					if len(h.Faults) <= 2 && strings.Contains(tt.spec, "count=all") {
 						t.Errorf("%d injections, want one per holder", len(h.Faults))
 					}
 				})

@@ -33,8 +33,14 @@ func TestOutReused(t *testing.T) {
 	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut := lockbench(t, "--impl=none", "--clients=400", "--stock=100", "--out="+dir, "--seed=1"); code != exitFail {
-		t.Fatalf("first run (none oversells): exit %d, want %d: %s", code, exitFail, errOut)
+	// none oversells in most runs, not every one (its race needs two
+	// buyers between a read and a write): either verdict will do here,
+	// what matters is the files it leaves.
+	if code, _, errOut := lockbench(t, "--impl=none", "--clients=400", "--stock=100", "--out="+dir, "--seed=1"); code != exitFail && code != exitPass {
+		t.Fatalf("first run: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none.history.jsonl")); err != nil {
+		t.Fatalf("the first run left no history: %v", err)
 	}
 	if code, _, errOut := lockbench(t, "--impl=atomic", "--clients=400", "--stock=100", "--out="+dir, "--seed=1"); code != exitPass {
 		t.Fatalf("second run: exit %d: %s", code, errOut)
