@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
 )
 
 // judge sets the verdict and says why in plain sentences.
@@ -20,26 +21,26 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	if d.Oversold > 0 {
 		r.fail("oversold %s %s (orders %s, stock %s)",
-			commas(d.Oversold), plural(d.Oversold, "unit"), commas(d.Orders), commas(h.Header.Stock))
+			words.Commas(d.Oversold), words.Plural(d.Oversold, "unit"), words.Commas(d.Orders), words.Commas(h.Header.Stock))
 	}
 	if d.LostOrders > 0 {
 		r.fail("lost %s acknowledged %s (%s sold, %s in the store)",
-			commas(d.LostOrders), plural(d.LostOrders, "order"), commas(d.Sold), commas(d.Orders))
+			words.Commas(d.LostOrders), words.Plural(d.LostOrders, "order"), words.Commas(d.Sold), words.Commas(d.Orders))
 	}
 	if d.DuplicateOrders > 0 {
 		users := int64(len(h.Final.DuplicateUsers))
 		switch {
 		case users == 0:
-			r.fail("%s duplicate %s: a user got more than one", commas(d.DuplicateOrders), plural(d.DuplicateOrders, "order"))
+			r.fail("%s duplicate %s: a user got more than one", words.Commas(d.DuplicateOrders), words.Plural(d.DuplicateOrders, "order"))
 		case users == d.DuplicateOrders:
-			r.fail("%s %s two orders", commas(users), plural(users, "user got", "users got"))
+			r.fail("%s %s two orders", words.Commas(users), words.Plural(users, "user got", "users got"))
 		default:
-			r.fail("%s %s more than one order (%s extra)", commas(users), plural(users, "user got", "users got"), commas(d.DuplicateOrders))
+			r.fail("%s %s more than one order (%s extra)", words.Commas(users), words.Plural(users, "user got", "users got"), words.Commas(d.DuplicateOrders))
 		}
 	}
 	if d.DuplicateSales > 0 {
 		r.fail("%s %s sold more than once in the history while the store shows one order (a duplicate, or a lost order)",
-			commas(d.DuplicateSales), plural(d.DuplicateSales, "user"))
+			words.Commas(d.DuplicateSales), words.Plural(d.DuplicateSales, "user"))
 	}
 	if d.Mismatched > 0 {
 		m := d.FirstMismatch
@@ -49,15 +50,15 @@ func (r *Report) judge(h *history.History, opts Options) {
 			told = "sold a unit"
 		}
 		r.fail("%s the stock read (first: buyer %d attempt %d read %s and was %s, at %s)",
-			plural(d.Mismatched, "1 answer contradicts", commas(d.Mismatched)+" answers contradict"), m.Client, m.Attempt,
-			commas(op.Stock), told, seconds(m.From, 3))
+			words.Plural(d.Mismatched, "1 answer contradicts", words.Commas(d.Mismatched)+" answers contradict"), m.Client, m.Attempt,
+			words.Commas(op.Stock), told, seconds(m.From, 3))
 	}
 	if d.NegativeStock {
-		r.fail("stock went negative (final stock %s)", commas(d.FinalStock))
+		r.fail("stock went negative (final stock %s)", words.Commas(d.FinalStock))
 	}
 	if r.Lock.Overlaps > 0 {
 		n := int64(r.Lock.Overlaps)
-		msg := fmt.Sprintf("mutual exclusion broken: %s overlapping critical %s", commas(n), plural(n, "section"))
+		msg := fmt.Sprintf("mutual exclusion broken: %s overlapping critical %s", words.Commas(n), words.Plural(n, "section"))
 		if h.Header.Fenced {
 			// Fencing, not the lock, keeps the data safe here: the data
 			// checks above decide, and the overlap is worth knowing.
@@ -68,7 +69,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	if n := int64(r.Lock.Lost); n > 0 {
 		msg := fmt.Sprintf("%s %s found the lock gone: %s no mutual exclusion for part of %s critical section",
-			commas(n), plural(n, "release", "releases"), plural(n, "that holder had", "those holders had"), plural(n, "its", "their"))
+			words.Commas(n), words.Plural(n, "release", "releases"), words.Plural(n, "that holder had", "those holders had"), words.Plural(n, "its", "their"))
 		if r.Lock.Overlaps == 0 {
 			msg += ", though no other holder was seen inside it"
 		}
@@ -78,24 +79,24 @@ func (r *Report) judge(h *history.History, opts Options) {
 	if l.Refused > 0 {
 		f := l.FirstRefused
 		r.fail("liveness: %s %s refused with no newer fencing token taken before (first: buyer %d attempt %d, token %d, at %s)",
-			commas(int64(l.Refused)), plural(int64(l.Refused), "write"), f.Client, f.Attempt, h.Ops[f.Index].Token, seconds(f.To, 3))
+			words.Commas(int64(l.Refused)), words.Plural(int64(l.Refused), "write"), f.Client, f.Attempt, h.Ops[f.Index].Token, seconds(f.To, 3))
 	}
 	if n := int64(l.Fenced); n > 0 {
 		f := l.firstFenced
 		op := &h.Ops[f.op]
 		r.Notes = append(r.Notes, fmt.Sprintf("%s stale %s refused by the store's fencing (first: buyer %d attempt %d's token %d at %s, after token %d was taken at %s)",
-			commas(n), plural(n, "write was", "writes were"), op.Client, op.Attempt, op.Token,
+			words.Commas(n), words.Plural(n, "write was", "writes were"), op.Client, op.Attempt, op.Token,
 			seconds(op.WriteReturn, 3), f.token, seconds(f.at, 3)))
 	}
 	if l.Unsold > 0 {
 		away := int64(l.SentAway)
 		if l.SentAway == l.GaveUp {
 			r.fail("liveness: %s %s unsold while %s %s gave up",
-				commas(l.Unsold), plural(l.Unsold, "unit"), commas(away), plural(away, "buyer"))
+				words.Commas(l.Unsold), words.Plural(l.Unsold, "unit"), words.Commas(away), words.Plural(away, "buyer"))
 		} else {
 			r.fail("liveness: %s %s unsold while %s %s sent away (%s gave up, %s refused or told sold out)",
-				commas(l.Unsold), plural(l.Unsold, "unit"), commas(away), plural(away, "buyer was", "buyers were"),
-				commas(int64(l.GaveUp)), commas(away-int64(l.GaveUp)))
+				words.Commas(l.Unsold), words.Plural(l.Unsold, "unit"), words.Commas(away), words.Plural(away, "buyer was", "buyers were"),
+				words.Commas(int64(l.GaveUp)), words.Commas(away-int64(l.GaveUp)))
 		}
 	}
 	if l.CutShort {
@@ -103,7 +104,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	if n := int64(d.Indeterminate); n > 0 && d.Linearizability.Status == OK {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s %s had an unknown outcome; the check let each land at any later time or never",
-			commas(n), plural(n, "write")))
+			words.Commas(n), words.Plural(n, "write")))
 	}
 	lockOK := r.Lock.Status == OK || r.Lock.Status == NotApplicable || h.Header.Fenced
 	r.Pass = d.Status == OK && r.Liveness.Status == OK && lockOK
@@ -112,38 +113,6 @@ func (r *Report) judge(h *history.History, opts Options) {
 // fail adds a reason.
 func (r *Report) fail(format string, args ...any) {
 	r.Reasons = append(r.Reasons, fmt.Sprintf(format, args...))
-}
-
-// plural picks the singular form for one and the plural (given, or the
-// singular with an s) otherwise.
-func plural(n int64, forms ...string) string {
-	switch {
-	case n == 1:
-		return forms[0]
-	case len(forms) > 1:
-		return forms[1]
-	}
-	return forms[0] + "s"
-}
-
-// commas writes n with thousands separators: 1,234,567.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	out := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		out = append(out, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }
 
 // span writes two instants of the run as seconds, to the millisecond

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
 )
 
 // The report's page, style and script, embedded so that the HTML file is
@@ -27,7 +28,7 @@ var assets embed.FS
 var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
 	"micros": FormatMicros,
 	"ratio":  func(x float64) string { return ratioCell(x, 1) },
-	"commas": func(n int64) string { return commas(n) },
+	"commas": func(n int64) string { return words.Commas(n) },
 	"inc":    func(i int) int { return i + 1 },
 }).ParseFS(assets, "assets/report.html.tmpl"))
 
@@ -214,9 +215,11 @@ type matrixView struct {
 // matrixRow is one cell of the truth table.
 type matrixRow struct {
 	Cell, Expected, Measured, Verdict, Why string
-	Nodes                                  int
-	Match, Pass                            bool
-	Reasons                                []string
+	// Sweep says what each value of a sweep showed; empty without one.
+	Sweep       string
+	Nodes       int
+	Match, Pass bool
+	Reasons     []string
 }
 
 // newMatrixView builds the truth table of cells; nil without cells.
@@ -228,7 +231,7 @@ func newMatrixView(cells []MatrixCell) *matrixView {
 	for _, c := range cells {
 		v.Rows = append(v.Rows, matrixRow{
 			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
-			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == Pass, Reasons: c.Run.Reasons,
+			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == Pass, Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
 		})
 	}
 	return v
@@ -303,7 +306,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 	if c.Clients > 0 {
 		s.Header = append(s.Header,
 			keyValue{"workload", fmt.Sprintf("%s buyers over %v on %d nodes, stock %s, %d workers per node",
-				commas(int64(c.Clients)), time.Duration(c.Ramp), c.Nodes, commas(c.Stock), c.Workers)})
+				words.Commas(int64(c.Clients)), time.Duration(c.Ramp), c.Nodes, words.Commas(c.Stock), c.Workers)})
 	}
 	if len(c.Faults) > 0 {
 		s.Header = append(s.Header, keyValue{"faults", strings.Join(c.Faults, ", ")})
@@ -347,8 +350,8 @@ func newVerdictRow(r *Run, id string) verdictRow {
 		ID: id, Impl: r.Impl, Verdict: r.Verdict, Pass: r.Verdict == Pass,
 		Lock: newStatus(r.LockSafety), Data: newStatus(r.DataSafety),
 		Liveness: newStatus(r.Liveness), Linearizability: newStatus(r.Linearizability),
-		Sold:     fmt.Sprintf("%s/%s", commas(r.Sold), commas(r.Stock)),
-		Oversold: commas(r.Oversold), Overlaps: strconv.Itoa(r.LockOverlaps),
+		Sold:     fmt.Sprintf("%s/%s", words.Commas(r.Sold), words.Commas(r.Stock)),
+		Oversold: words.Commas(r.Oversold), Overlaps: strconv.Itoa(r.LockOverlaps),
 		P50: latencyCell(p, p.P50), P99: latencyCell(p, p.P99),
 		Sales: ratioCell(r.SalesPerSec, r.Sold), Cmds: ratioCell(r.CommandsPerSale, r.Sold),
 		SoldV: r.Sold, OversoldV: r.Oversold, OverlapsV: int64(r.LockOverlaps),
@@ -425,22 +428,4 @@ func link(dir, rel, outDir string) string {
 		return "file://" + filepath.ToSlash(absT)
 	}
 	return filepath.ToSlash(target)
-}
-
-// commas writes n with thousands separators: 1,234,567.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

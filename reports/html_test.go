@@ -428,7 +428,7 @@ func TestHTMLMatrix(t *testing.T) {
 	page := string(render(t, HTMLOptions{}, NewSource("matrix", "testdata", fixtureMatrix(t))))
 	for _, want := range []string{
 		"<h3>Truth table</h3>",
-		"3 cells, 2 as expected, 1 differ.",
+		"3 cells, 2 as expected, 1 differs.",
 		`<tr class="row fail">` + "\n" + `<th scope="row" data-v="atomic/expire">atomic/expire</th>`,
 		"&lt;measured&gt; departure",
 		`<div class="reason">1 lock overlap:`,

@@ -1,6 +1,11 @@
 package reports
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/internal/words"
+)
 
 // MatrixCell is one measured cell of `lockbench matrix`: an implementation
 // under one fault, what the catalog's truth table expects, and what the run
@@ -23,8 +28,40 @@ type MatrixCell struct {
 	Match bool `json:"match"`
 	// Why explains a cell whose expectation departs from the catalog.
 	Why string `json:"why,omitempty"`
-	// Run is the cell's run, with its checks and figures.
+	// Run is the cell's run, with its checks and figures; in a sweep, the
+	// run at the smallest value that broke the lock, or at the last value
+	// when none did.
 	Run Run `json:"run"`
+	// Sweep is the cell's sweep under `lockbench matrix --sweep`; nil
+	// otherwise.
+	Sweep *CellSweep `json:"sweep,omitempty"`
+}
+
+// CellSweep is one cell's sweep: the cell run once per value of one
+// fault parameter, rising.
+type CellSweep struct {
+	// Param is the parameter swept.
+	Param string `json:"param"`
+	// Points are the values run, rising.
+	Points []SweepPoint `json:"points"`
+	// BreaksAt is the smallest value that broke the lock (an overlap or
+	// an oversell), in the sweep's terms; empty when none did.
+	BreaksAt string `json:"breaks_at,omitempty"`
+}
+
+// SweepPoint is one value of a sweep and what the cell's run at it showed.
+type SweepPoint struct {
+	// Value is the value in the sweep's terms: a multiple of the lease
+	// (0.5x) or a duration (200ms).
+	Value string `json:"value"`
+	// DurationMS is the duration the value stood for in this cell.
+	DurationMS float64 `json:"duration_ms"`
+	// Measured is what the run showed, in the truth table's words.
+	Measured string `json:"measured"`
+	// Broke says the run showed an overlap or an oversell.
+	Broke bool `json:"broke"`
+	// Faults counts the injections.
+	Faults int `json:"faults"`
 }
 
 // Differing counts the cells whose measured verdict missed the expectation.
@@ -42,5 +79,22 @@ func Differing(cells []MatrixCell) int {
 // the report print it: "92 cells, 92 as expected, 0 differ".
 func MatrixSummary(cells []MatrixCell) string {
 	d := Differing(cells)
-	return fmt.Sprintf("%d cells, %d as expected, %d differ", len(cells), len(cells)-d, d)
+	return fmt.Sprintf("%s, %d as expected, %d %s", words.Count(len(cells), "cell"), len(cells)-d, d, words.Plural(int64(d), "differs", "differ"))
+}
+
+// Summary says in one line what each value showed and where the lock
+// broke; empty for a nil sweep.
+func (s *CellSweep) Summary() string {
+	if s == nil {
+		return ""
+	}
+	parts := make([]string, len(s.Points))
+	for i, p := range s.Points {
+		parts[i] = p.Value + " " + p.Measured
+	}
+	out := "sweep of " + s.Param + ": " + strings.Join(parts, " · ")
+	if s.BreaksAt == "" {
+		return out + "; never broke"
+	}
+	return out + "; breaks at " + s.BreaksAt
 }

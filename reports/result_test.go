@@ -267,7 +267,7 @@ func TestSchemaDocumented(t *testing.T) {
 	}
 	for _, v := range []any{
 		Result{}, Config{}, Run{}, MatrixCell{}, Latency{}, Summary{}, Point{}, Series{},
-		checker.Overlap{}, checker.OpRef{}, history.Fault{}, checker.Window{}, Repetition{},
+		checker.Overlap{}, checker.OpRef{}, history.Fault{}, checker.Window{}, Repetition{}, CellSweep{}, SweepPoint{},
 	} {
 		typ := reflect.TypeOf(v)
 		for i := range typ.NumField() {

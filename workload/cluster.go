@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/locks"
 
 	"github.com/redis/go-redis/v9"
@@ -177,7 +178,7 @@ func (r *run) prepareServers(ctx context.Context) (cleanup func(), err error) {
 			return cleanup, fmt.Errorf("%w: server %d: %v", ErrUnreachable, i+1, err)
 		}
 		if n > 0 && !r.cfg.Force {
-			return cleanup, fmt.Errorf("%w: %q holds %d keys on server %d; pass --force to delete them, or choose another --prefix", ErrPrefixInUse, r.keys.prefix, n, i+1)
+			return cleanup, fmt.Errorf("%w: %q holds %s on server %d; pass --force to delete them, or choose another --prefix", ErrPrefixInUse, r.keys.prefix, words.Count(n, "key"), i+1)
 		}
 		if err := clearPrefix(ctx, a, r.keys.prefix); err != nil {
 			return cleanup, fmt.Errorf("%w: server %d: %v", ErrUnreachable, i+1, err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -123,7 +124,7 @@ func prepare(ctx context.Context, c *redis.Client, k *keys, stock int64, force b
 		return fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	if n > 0 && !force {
-		return fmt.Errorf("%w: %q holds %d keys; pass --force to delete them, or choose another --prefix", ErrPrefixInUse, k.prefix, n)
+		return fmt.Errorf("%w: %q holds %s; pass --force to delete them, or choose another --prefix", ErrPrefixInUse, k.prefix, words.Count(n, "key"))
 	}
 	if err := clearPrefix(ctx, c, k.prefix); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnreachable, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
@@ -42,6 +43,10 @@ Examples:
 
   # one column: which implementations survive a GC pause
   lockbench matrix --faults=pause-holder
+
+  # the smallest pause that breaks each lock: six lengths from a quarter
+  # of the lease to three leases
+  lockbench matrix --faults=pause-holder,pause-before-release --sweep=for=0.25x..3x/6
 `
 
 func matrixFlags(o *runOpts) *pflag.FlagSet {
@@ -56,6 +61,7 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 	}
 	fs.Lookup("impl").Usage = "narrow the matrix to these implementations (comma list, or all)"
 	fs.Lookup("faults").Usage = "narrow the matrix to these faults (comma list of names; none is the no-fault column)"
+	fs.String("sweep", "", "run each cell whose fault has this duration parameter once per value of a range, rising, and report the smallest value that breaks the lock: PARAM=FROM..TO[/STEPS], the ends durations (50ms) or multiples of the cell's lease (0.5x), "+fmt.Sprint(faults.DefaultSweepSteps)+" steps unless given")
 	return fs
 }
 
@@ -91,6 +97,20 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.notRun = o.notRunCells(only)
+	if s := fs.Lookup("sweep").Value.String(); s != "" {
+		sw, err := faults.ParseSweep(s)
+		if err != nil {
+			return usageErr("--sweep: %v", err)
+		}
+		kept, out, err := sweepCells(cells, sw)
+		if err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			o.notRun = append(o.notRun, fmt.Sprintf("left out by --sweep, their fault having no %s: %s", sw.Param, strings.Join(out, ", ")))
+		}
+		cells, o.sweep = kept, &sw
+	}
 	o.warnLeftOut(stderr, " matrix")
 	ctx, backend, done, err := o.start(fs)
 	if err != nil {
@@ -99,7 +119,11 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	defer done()
 
 	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls, backend)
-	progress := newProgress(stderr, o.clients, len(cells), o.timeout)
+	sales := len(cells)
+	if o.sweep != nil {
+		sales *= o.sweep.Steps
+	}
+	progress := newProgress(stderr, o.clients, sales, o.timeout)
 	if err := o.runCells(ctx, result, cells, backend, progress, stderr); err != nil {
 		return err
 	}
@@ -170,6 +194,30 @@ func matrixCells(impls []locks.Impl, only string) ([]faults.Cell, error) {
 	return cells, nil
 }
 
+// sweepCells keeps the cells whose fault has the swept parameter; the
+// second result lists those it leaves out.
+func sweepCells(cells []faults.Cell, sw faults.Sweep) ([]faults.Cell, []string, error) {
+	var kept []faults.Cell
+	var out []string
+	for _, c := range cells {
+		if f, ok := faults.Lookup(c.Fault); ok && sw.Applies(f) {
+			kept = append(kept, c)
+		} else {
+			out = append(out, c.Name())
+		}
+	}
+	if len(kept) == 0 {
+		var with []string
+		for _, f := range faults.All {
+			if sw.Applies(f) {
+				with = append(with, f.Name())
+			}
+		}
+		return nil, nil, usageErr("--sweep: no fault of the chosen cells has a duration parameter %q (faults that do: %s)", sw.Param, strings.Join(with, ", "))
+	}
+	return kept, out, nil
+}
+
 // cellOpts are the options one cell runs with: the matrix's, with the
 // cell's own node count, lease, arrivals, timeout and fault.
 func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
@@ -190,51 +238,147 @@ func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
 	return co
 }
 
-// runCell runs one cell with the matrix's workload and judges it.
+// runCell runs one cell with the matrix's workload and judges it; under
+// --sweep, once per value of the sweep.
 func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
-	im, _ := locks.Lookup(cell.Impl)
-	co := o.cellOpts(cell)
-	specs, err := faults.Parse(cell.Fault)
+	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Fault, Expected: cell.Want.Label, Why: cell.Why}
+	if o.sweep != nil {
+		return o.sweepCell(ctx, mc, cell, backend, progress)
+	}
+	run, nodes, err := o.runCellOnce(ctx, cell, cell.Fault, "", backend, progress)
 	if err != nil {
 		return reports.MatrixCell{}, err
 	}
+	// A cell whose fault never struck tested nothing: it cannot count as
+	// the expected verdict, least of all a safe one.
+	struck := cellStruck(cell, run)
+	mc.Measured = measured(run)
+	if !struck {
+		mc.Measured = notFired
+	}
+	mc.Nodes, mc.Run = nodes, *run
+	mc.Match = struck && (cell.Want.Sometimes || meets(cell.Want, run))
+	return mc, nil
+}
+
+// sweepCell runs cell once per value of the sweep, rising, and judges
+// the values together (see sweepMatch).
+func (o *runOpts) sweepCell(ctx context.Context, mc reports.MatrixCell, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
+	sw := o.sweep
+	mc.Sweep = &reports.CellSweep{Param: sw.Param}
+	var judged []sweepRun
+	var last, broke *reports.Run
+	var lastFault, brokeFault string
+	for _, v := range sw.Values(o.cellOpts(cell).ttl) {
+		if ctx.Err() != nil && last != nil {
+			break // Ctrl-C: keep the values run
+		}
+		entry := sw.Set(cell.Fault, v.Duration)
+		run, nodes, err := o.runCellOnce(ctx, cell, entry, sw.Param+"="+v.Label, backend, progress)
+		if err != nil {
+			return reports.MatrixCell{}, err
+		}
+		mc.Nodes, last, lastFault = nodes, run, entry
+		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: measured(run), Faults: len(run.Faults)}
+		struck := cellStruck(cell, run)
+		judged = append(judged, sweepRun{struck: struck, meets: meets(cell.Want, run)})
+		if struck {
+			p.Broke = brokeLock(run)
+			if p.Broke && broke == nil {
+				broke, brokeFault, mc.Sweep.BreaksAt = run, entry, v.Label
+			}
+		} else {
+			p.Measured = notFired
+		}
+		mc.Sweep.Points = append(mc.Sweep.Points, p)
+	}
+	if broke == nil {
+		broke, brokeFault = last, lastFault
+	}
+	mc.Run, mc.Fault, mc.Measured = *broke, brokeFault, measured(broke)
+	if !slices.ContainsFunc(judged, func(r sweepRun) bool { return r.struck }) {
+		mc.Measured = notFired
+	}
+	mc.Match = sweepMatch(cell.Want, judged)
+	return mc, nil
+}
+
+// sweepRun is one value of a sweep, judged: whether its fault struck and
+// whether the run met the cell's expectation.
+type sweepRun struct{ struck, meets bool }
+
+// sweepMatch judges a cell's sweep: a cell expected to break must meet
+// its expectation at one value at least, one expected to hold at every
+// value; values whose fault never struck count for neither, and a sweep
+// in which none struck tested nothing.
+func sweepMatch(want faults.Expect, runs []sweepRun) bool {
+	breaks := want.Lock == faults.Must || want.Data == faults.Must || want.Live == faults.Must
+	struck, all, some := 0, true, false
+	for _, r := range runs {
+		if !r.struck {
+			continue
+		}
+		struck++
+		all = all && r.meets
+		some = some || r.meets
+	}
+	switch {
+	case struck == 0:
+		return false
+	case want.Sometimes:
+		return true
+	case breaks:
+		return some
+	}
+	return all
+}
+
+// runCellOnce runs cell with fault entry, its history under a directory
+// of --out named after the cell (and label, when a sweep gives one), and
+// returns the run and the node count it ran with.
+func (o *runOpts) runCellOnce(ctx context.Context, cell faults.Cell, entry, label string, backend workload.Backend, progress *progress) (*reports.Run, int, error) {
+	im, _ := locks.Lookup(cell.Impl)
+	co := o.cellOpts(cell)
+	co.faults = entry
+	specs, err := faults.Parse(entry)
+	if err != nil {
+		return nil, 0, err
+	}
 	co.specs = specs
 	if o.out != "" {
-		co.out = filepath.Join(o.out, strings.ReplaceAll(cell.Name(), "/", "_"))
+		name := cell.Name()
+		if label != "" {
+			name += "_" + label
+		}
+		co.out = filepath.Join(o.out, strings.ReplaceAll(name, "/", "_"))
 		if err := os.MkdirAll(co.out, 0o755); err != nil {
-			return reports.MatrixCell{}, &exitError{code: exitInfra, err: err}
+			return nil, 0, &exitError{code: exitInfra, err: err}
 		}
 	}
 	for _, sp := range specs {
 		if err := sp.Fault.Available(backend); err != nil {
-			return reports.MatrixCell{}, usageErr("%w", err)
+			return nil, 0, usageErr("%w", err)
 		}
 	}
 	run, err := co.runOne(ctx, im, backend, progress)
 	if err != nil {
-		return reports.MatrixCell{}, err
+		return nil, 0, err
 	}
 	if co.out != "" {
 		run.History = filepath.Join(filepath.Base(co.out), run.History)
 	}
-	// A cell whose fault never struck tested nothing: it cannot count as
-	// the expected verdict, least of all a safe one.
-	struck := cell.Fault == "" || len(run.Faults) > 0
-	m := measured(run)
-	if !struck {
-		m = notFired
-	}
-	return reports.MatrixCell{
-		Cell:     cell.Name(),
-		Impl:     cell.Impl,
-		Fault:    cell.Fault,
-		Nodes:    co.nodes,
-		Expected: cell.Want.Label,
-		Measured: m,
-		Match:    struck && (cell.Want.Sometimes || meets(cell.Want, run)),
-		Why:      cell.Why,
-		Run:      *run,
-	}, nil
+	return run, co.nodes, nil
+}
+
+// cellStruck reports whether the cell's fault struck in run (a cell
+// without a fault always counts).
+func cellStruck(cell faults.Cell, run *reports.Run) bool {
+	return cell.Fault == "" || len(run.Faults) > 0
+}
+
+// brokeLock reports whether a run showed an overlap or an oversell.
+func brokeLock(r *reports.Run) bool {
+	return r.LockSafety == checker.Violated || r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
 }
 
 // notFired is what a cell measured when its fault never struck.
@@ -295,7 +439,7 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 		writeMatrix(stdout, result, o)
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d cells", len(result.Matrix))}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %s", words.Count(len(result.Matrix), "cell"))}
 	}
 	if o.gate.junit != "" {
 		if err := writeMatrixJUnit(o.gate.junit, result); err != nil {
@@ -339,17 +483,17 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	if result.Config.MySQL != "" {
 		fmt.Fprintf(w, "mysql: %s\n", result.Config.MySQL)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
-	for _, c := range result.Matrix {
-		mark := "ok"
-		if !c.Match {
-			mark = "DIFFERS"
+	if o.sweep != nil {
+		writeSweep(w, result.Matrix, *o.sweep)
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
+		for _, c := range result.Matrix {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, matchMark(c),
+				c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.LockOverlaps, c.Run.Linearizability, len(c.Run.Faults))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, mark,
-			c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.LockOverlaps, c.Run.Linearizability, len(c.Run.Faults))
+		tw.Flush()
 	}
-	tw.Flush()
 	fmt.Fprintf(w, "\n%s\n", reports.MatrixSummary(result.Matrix))
 	for _, n := range o.notRun {
 		fmt.Fprintf(w, "  %s\n", n)
@@ -365,6 +509,64 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	fmt.Fprintf(w, "\nreproduce: %s\n", result.Command)
 }
 
+func matchMark(c reports.MatrixCell) string {
+	if c.Match {
+		return "ok"
+	}
+	return "DIFFERS"
+}
+
+// writeSweep prints a sweep as a grid: a row per cell, a column per value
+// with what the run at it showed, and the smallest value that broke.
+func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
+	terms := "durations"
+	if sw.Relative {
+		terms = "multiples of each cell's lease"
+	}
+	fmt.Fprintf(w, "sweep: %s (%s)\n", sw, terms)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"CELL", "EXPECTED"}
+	for _, v := range sw.Values(time.Second) {
+		head = append(head, v.Label)
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "BREAKS AT", ""), "\t"))
+	for _, c := range cells {
+		row := []string{c.Cell, c.Expected}
+		breaks := "never"
+		for _, p := range c.Sweep.Points {
+			row = append(row, sweepMark(p))
+			if p.Value == c.Sweep.BreaksAt {
+				breaks = fmt.Sprintf("%s (%s)", p.Value, time.Duration(p.DurationMS*float64(time.Millisecond)))
+			}
+		}
+		for len(row) < len(head)-2 {
+			row = append(row, "")
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, breaks, matchMark(c)), "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  ok: safe; L: overlap; D: oversell; L+D: both; X: deadlock; ?: unknown; -: the fault never fired")
+}
+
+// sweepMark is a sweep value's run in one or two letters.
+func sweepMark(p reports.SweepPoint) string {
+	switch p.Measured {
+	case faults.Safe.Label:
+		return "ok"
+	case faults.Overlap.Label:
+		return "L"
+	case faults.Oversell.Label:
+		return "D"
+	case faults.OverlapOversell.Label:
+		return "L+D"
+	case faults.Deadlock.Label:
+		return "X"
+	case notFired:
+		return "-"
+	}
+	return "?"
+}
+
 // cellCommand is the run command that reproduces one cell.
 func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	co := *o
@@ -373,6 +575,7 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 			co = o.cellOpts(tc)
 		}
 	}
+	co.faults = c.Fault // under --sweep, with the value the cell's run had
 	parts := []string{"lockbench", "--impl=" + c.Impl}
 	if co.faults != "" {
 		parts = append(parts, "--faults="+co.faults)

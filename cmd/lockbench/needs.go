@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/locks"
 )
 
@@ -123,7 +124,7 @@ func (o *runOpts) notRunCells(only string) []string {
 		for i, c := range cells {
 			names[i] = c.Name()
 		}
-		lines = append(lines, fmt.Sprintf("%d cells not run (%s): %s", len(cells), r, strings.Join(names, ", ")))
+		lines = append(lines, fmt.Sprintf("%s not run (%s): %s", words.Count(len(cells), "cell"), r, strings.Join(names, ", ")))
 	}
 	return lines
 }

@@ -76,6 +76,8 @@ type runOpts struct {
 	// a server, and why; notRun the matrix cells that leaves out.
 	leftOut []leftOut
 	notRun  []string
+	// sweep is matrix --sweep, parsed; nil without it.
+	sweep *faults.Sweep
 }
 
 const runExamples = `

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/reports"
+)
+
+// TestMatrixSweep: a sweep of the pause length finds where set-nx-ex
+// breaks (every value below it held, the value itself broke, and the
+// cell's reproduce line runs that value), and setnx, which has no lease
+// to outlast, holds at every value.
+func TestMatrixSweep(t *testing.T) {
+	code, res := runJSON(t, "matrix", "--impl=set-nx-ex,setnx", "--faults=pause-holder", "--sweep=for=0.5x..3x/3", "--seed=1")
+	if code != exitPass {
+		t.Errorf("exit %d, want %d", code, exitPass)
+	}
+	if len(res.Matrix) != 2 {
+		t.Fatalf("%d cells, want 2", len(res.Matrix))
+	}
+	for _, c := range res.Matrix {
+		if c.Sweep == nil || len(c.Sweep.Points) != 3 {
+			t.Fatalf("%s: sweep %+v, want 3 values", c.Cell, c.Sweep)
+		}
+		if got := []string{c.Sweep.Points[0].Value, c.Sweep.Points[1].Value, c.Sweep.Points[2].Value}; !slices.Equal(got, []string{"0.5x", "1.75x", "3x"}) {
+			t.Errorf("%s: values %v", c.Cell, got)
+		}
+		if !c.Match {
+			t.Errorf("%s: expected %s, measured %s", c.Cell, c.Expected, c.Measured)
+		}
+		switch c.Impl {
+		case "set-nx-ex":
+			i := slices.IndexFunc(c.Sweep.Points, func(p reports.SweepPoint) bool { return p.Broke })
+			if i < 0 {
+				t.Fatalf("set-nx-ex never broke: %+v", c.Sweep.Points)
+			}
+			p := c.Sweep.Points[i]
+			if c.Sweep.BreaksAt != p.Value {
+				t.Errorf("breaks at %q, the first value that broke is %q", c.Sweep.BreaksAt, p.Value)
+			}
+			if !strings.Contains(c.Fault, "for=") || c.Run.Oversold == 0 && c.Run.LockOverlaps == 0 {
+				t.Errorf("the cell's run is not the breaking one: fault %q, %d oversold, %d overlaps", c.Fault, c.Run.Oversold, c.Run.LockOverlaps)
+			}
+		case "setnx":
+			for _, p := range c.Sweep.Points {
+				if p.Broke || p.Measured != faults.Safe.Label {
+					t.Errorf("setnx at %s: %s", p.Value, p.Measured)
+				}
+			}
+			if c.Sweep.BreaksAt != "" {
+				t.Errorf("setnx breaks at %s", c.Sweep.BreaksAt)
+			}
+		}
+	}
+}
+
+func TestMatrixSweepUsage(t *testing.T) {
+	checkUsage(t, []usageCase{
+		{[]string{"matrix", "--sweep=for"}, "--sweep"},
+		{[]string{"matrix", "--sweep=for=2x..1x"}, "--sweep"},
+		{[]string{"matrix", "--sweep=count=1x..2x", "--faults=pause-holder"}, "--sweep"},
+		{[]string{"matrix", "--sweep=for=1x..2x", "--faults=crash-holder"}, "no fault of the chosen cells"},
+		{[]string{"--sweep=for=1x..2x"}, "sweep"},
+	})
+}
+
+// TestSweepMatch: how a sweep's values judge a cell.
+func TestSweepMatch(t *testing.T) {
+	hit, miss, none := sweepRun{true, true}, sweepRun{true, false}, sweepRun{false, false}
+	tests := []struct {
+		name string
+		want faults.Expect
+		runs []sweepRun
+		ok   bool
+	}{
+		{"breaks at one value", faults.OverlapOversell, []sweepRun{miss, miss, hit}, true},
+		{"never breaks", faults.OverlapOversell, []sweepRun{miss, miss, miss}, false},
+		{"safe everywhere", faults.Safe, []sweepRun{hit, hit, hit}, true},
+		{"a false alarm at one value", faults.Safe, []sweepRun{hit, miss, hit}, false},
+		{"values that never fired count for nothing", faults.Safe, []sweepRun{none, hit}, true},
+		{"a breaking value that never fired", faults.OverlapOversell, []sweepRun{miss, none}, false},
+		{"nothing fired", faults.Safe, []sweepRun{none, none}, false},
+		{"sometimes", faults.Racy, []sweepRun{miss, miss}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sweepMatch(tt.want, tt.runs); got != tt.ok {
+				t.Errorf("sweepMatch = %v, want %v", got, tt.ok)
+			}
+		})
+	}
+}
