@@ -508,17 +508,19 @@ func overviewChart(runs []Run) template.HTML {
 		if r.Verdict != Pass {
 			cls = "fail"
 		}
+		// A lane is a row of its verdict: "failing only" hides it.
+		b.f(`<g class="row %s">`, cls)
 		b.f(`<text class="lane %s" x="%s" y="%s" text-anchor="end">%s</text>`, cls, num(left-6), num(yy+14), esc(r.Impl))
 		s := r.Latency.Purchase
 		if s.Count == 0 {
-			b.f(`<text class="tick" x="%s" y="%s">no latency</text>`, num(left+4), num(yy+14))
+			b.f(`<text class="tick" x="%s" y="%s">no latency</text></g>`, num(left+4), num(yy+14))
 			continue
 		}
 		b.f(`<rect class="p99 %s" x="%s" y="%s" width="%s" height="%d"><title>%s p99 %s</title></rect>`,
 			cls, num(left), num(yy+3), num(max(x(s.P99)-left, 1)), barH-6, esc(r.Impl), FormatMicros(s.P99))
 		b.f(`<rect class="p50 %s" x="%s" y="%s" width="%s" height="%d"><title>%s p50 %s</title></rect>`,
 			cls, num(left), num(yy+7), num(max(x(s.P50)-left, 1)), barH-14, esc(r.Impl), FormatMicros(s.P50))
-		b.f(`<text class="value" x="%s" y="%s">%s / %s</text>`, num(x(s.P99)+4), num(yy+14), FormatMicros(s.P50), FormatMicros(s.P99))
+		b.f(`<text class="value" x="%s" y="%s">%s / %s</text></g>`, num(x(s.P99)+4), num(yy+14), FormatMicros(s.P50), FormatMicros(s.P99))
 	}
 	return b.html()
 }

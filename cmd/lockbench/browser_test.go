@@ -33,6 +33,7 @@ type rendered struct {
 	Charts    int      `json:"charts"`
 	Porcupine []string `json:"porcupine"`
 	Visible   int      `json:"visible"`
+	Lanes     int      `json:"lanes"`
 	Sorted    []string `json:"sorted"`
 	Compare   int      `json:"compare"`
 }
@@ -62,6 +63,7 @@ const inspect = `(() => {
   if (box) {
     box.click();
     r.visible = all("tbody tr", table).filter(tr => tr.offsetParent !== null).length;
+    r.lanes = all("svg.chart.overview g.row").filter(g => g.getClientRects().length > 0).length;
     box.click();
   }
   const head = all("thead th", table).find(th => text(th) === "p99");
@@ -138,8 +140,8 @@ func TestReportInBrowser(t *testing.T) {
 	if want := []string{"none.porcupine.html", "local.porcupine.html"}; !slices.Equal(got.Porcupine, want) {
 		t.Errorf("porcupine links %q, want %q", got.Porcupine, want)
 	}
-	if got.Visible != 2 {
-		t.Errorf("\"failing only\" leaves %d rows visible, want 2", got.Visible)
+	if got.Visible != 2 || got.Lanes != 2 {
+		t.Errorf("\"failing only\" leaves %d rows and %d latency lanes visible, want 2 of each", got.Visible, got.Lanes)
 	}
 	if len(got.Sorted) != len(impls) || got.Sorted[0] != "lua" && got.Sorted[0] != "watchdog" {
 		t.Errorf("sorted by p99 descending: %q, want a lock-waiting implementation first", got.Sorted)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
@@ -17,6 +18,7 @@ const checkExamples = `
 Examples:
   lockbench --impl=none,lua --out=run1 && lockbench check run1
   lockbench check run1/none.history.jsonl --visualize=none.html
+  lockbench check run1 --visualize=run1-views    # one page per history found illegal
 `
 
 // checkCmd re-checks saved histories: the files given, or every
@@ -24,7 +26,7 @@ Examples:
 func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "bound on the linearizability check")
-	visualize := fs.String("visualize", "", "write porcupine's view of the first illegal segment to this HTML file (one history)")
+	visualize := fs.String("visualize", "", "write porcupine's view of the first illegal segment to this HTML file; with several histories, a directory that gets IMPL.porcupine.html for each history found not linearizable")
 	asJSON := fs.Bool("json", false, "print the result JSON instead of the table")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -53,8 +55,18 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return usageErr("check: give history files or directories (see lockbench check --help)")
 	}
-	if *visualize != "" && len(files) != 1 {
-		return usageErr("--visualize takes exactly one history, got %d", len(files))
+	// One history: --visualize is a file; several: a directory.
+	vizPath := func(string) string { return *visualize }
+	if *visualize != "" && len(files) > 1 {
+		if st, err := os.Stat(*visualize); err == nil && !st.IsDir() {
+			return usageErr("--visualize: %s is a file; with %d histories it names a directory", *visualize, len(files))
+		}
+		if err := os.MkdirAll(*visualize, 0o755); err != nil {
+			return flagErr("visualize", err)
+		}
+		vizPath = func(f string) string {
+			return filepath.Join(*visualize, strings.TrimSuffix(filepath.Base(f), ".history.jsonl")+".porcupine.html")
+		}
 	}
 	opts := checker.Options{Timeout: *timeout}
 	result := &reports.Result{Schema: reports.SchemaVersion, Version: buildVersion()}
@@ -66,9 +78,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		run := reports.NewRun(h, checker.Check(h, opts))
 		run.History = f
 		result.Runs = append(result.Runs, run)
-		if *visualize != "" {
-			if err := writeVisualization(*visualize, h, opts); err != nil {
+		if *visualize != "" && (len(files) == 1 || run.Linearizability == checker.Illegal) {
+			if err := writeVisualization(vizPath(f), h, opts); err != nil {
 				fmt.Fprintln(stderr, "lockbench: --visualize:", err)
+			} else {
+				fmt.Fprintf(stderr, "lockbench: wrote %s\n", vizPath(f))
 			}
 		}
 	}

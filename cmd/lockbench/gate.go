@@ -78,7 +78,7 @@ func (g *gateOpts) prepare(fs *pflag.FlagSet, impls []locks.Impl) error {
 	}
 	base, err := reports.ReadFile(path)
 	if err != nil {
-		return usageErr("--baseline: %v", err)
+		return flagErr("baseline", err)
 	}
 	if !sharesImpl(base, impls) {
 		var have []string

@@ -48,6 +48,21 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// flagErr is the usage error of a flag whose value a package refused:
+// the package's prefix on its error gives way to the flag's name, so that
+// the message reads "--faults: unknown fault", not "--faults: faults:
+// unknown fault".
+func flagErr(flag string, err error) error {
+	msg := err.Error()
+	for _, pkg := range []string{"faults", "workload", "locks", "reports", "history", "checker"} {
+		if m, ok := strings.CutPrefix(msg, pkg+": "); ok {
+			msg = m
+			break
+		}
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("--%s: %s", flag, msg)}
+}
+
 // infraErr is the exit error of a server that could not be started,
 // reached or prepared: 3, or 130 when ctx, the run's Ctrl-C context, ended
 // first, for then the interrupt cut the call short, not the server.

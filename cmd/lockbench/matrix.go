@@ -61,6 +61,7 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 	}
 	fs.Lookup("impl").Usage = "narrow the matrix to these implementations (comma list, or all)"
 	fs.Lookup("faults").Usage = "narrow the matrix to these faults (comma list of names; none is the no-fault column)"
+	fs.Lookup("ttl").Usage = "lock lease of the cells that do not set their own"
 	fs.String("sweep", "", "run each cell whose fault has this duration parameter once per value of a range, rising, and report the smallest value that breaks the lock: PARAM=FROM..TO[/STEPS], the ends durations (50ms) or multiples of the cell's lease (0.5x), "+fmt.Sprint(faults.DefaultSweepSteps)+" steps unless given")
 	return fs
 }
@@ -71,6 +72,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
+			tidyDefaults(fs)
 			fmt.Fprintf(stdout, "Usage: lockbench matrix [flags]\n\nRuns the catalog's truth table: every implementation against every fault that applies to it, on a small workload, and prints the measured verdicts next to the expected ones. Exits 1 when a cell differs.\n\nFlags:\n%s%s", fs.FlagUsages(), matrixExamples)
 			return nil
 		}
@@ -100,7 +102,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if s := fs.Lookup("sweep").Value.String(); s != "" {
 		sw, err := faults.ParseSweep(s)
 		if err != nil {
-			return usageErr("--sweep: %v", err)
+			return flagErr("sweep", err)
 		}
 		kept, out, err := sweepCells(cells, sw)
 		if err != nil {

@@ -65,3 +65,41 @@ func TestOutReused(t *testing.T) {
 		t.Errorf("check of the reused directory: exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestCheckVisualizeDir: check of a directory with --visualize writes
+// porcupine's page for each history found not linearizable into the
+// directory --visualize names; report refuses a history, naming what it
+// takes instead.
+func TestCheckVisualizeDir(t *testing.T) {
+	dir := t.TempDir()
+	// A planted oversell: none's race is not certain in a small sale, so
+	// the history is one of the checker's illegal fixtures.
+	for _, name := range []string{"bad-oversell", "ok-sequential"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "checker", "testdata", name+".jsonl"))
+		if err != nil {
+			t.Fatalf("fixture %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".history.jsonl"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	views := filepath.Join(t.TempDir(), "views")
+	if code, _, errOut := lockbench(t, "check", dir, "--visualize="+views); code != exitFail {
+		t.Fatalf("check: exit %d, want %d: %s", code, exitFail, errOut)
+	}
+	entries, err := os.ReadDir(views)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"bad-oversell.porcupine.html"}) {
+		t.Errorf("--visualize wrote %v, want the illegal history's page only", names)
+	}
+	checkUsage(t, []usageCase{
+		{[]string{"report", filepath.Join(dir, "bad-oversell.history.jsonl")}, "is a history, not a result"},
+		{[]string{"check", dir, "--visualize=" + filepath.Join(dir, "bad-oversell.history.jsonl")}, "--visualize"},
+	})
+}

@@ -50,6 +50,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	var sources []*reports.Source
 	for _, a := range fs.Args() {
+		if strings.HasSuffix(a, ".history.jsonl") {
+			return usageErr("report: %s is a history, not a result: give the result.json beside it or its directory (%s); `lockbench check %s` re-checks the history", a, filepath.Dir(a), a)
+		}
 		src, err := reports.LoadSource(a)
 		if err != nil {
 			return usageErr("report: %v", err)

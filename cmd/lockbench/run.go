@@ -242,7 +242,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	}
 	specs, err := faults.Parse(o.faults)
 	if err != nil {
-		return nil, usageErr("--faults: %v", err)
+		return nil, flagErr("faults", err)
 	}
 	o.specs = specs
 	if o.reentry > 0 {
@@ -289,7 +289,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	result := o.newResult(o.command(fs), impls, backend)
 	for _, sp := range o.specs {
 		if err := sp.Fault.Available(backend); err != nil {
-			return usageErr("--faults: %v", err)
+			return flagErr("faults", err)
 		}
 	}
 	for _, im := range impls {
@@ -433,7 +433,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		inj, err = faults.New(o.specs, faults.Env{Lease: lease, CommandTimeout: o.cmdTimeout, Nodes: o.nodes, Seed: o.seed}, backend)
 		if err != nil {
 			if errors.Is(err, faults.ErrUnavailable) || errors.Is(err, faults.ErrParam) {
-				return nil, usageErr("--faults: %v", err)
+				return nil, flagErr("faults", err)
 			}
 			return nil, &exitError{code: exitInfra, err: err}
 		}
@@ -443,10 +443,10 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 	h, err := workload.Run(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, workload.ErrPrefixInUse) {
-			return nil, usageErr("--prefix: %v", err)
+			return nil, flagErr("prefix", err)
 		}
 		if errors.Is(err, workload.ErrTablesInUse) {
-			return nil, usageErr("--mysql-dsn: %v", err)
+			return nil, flagErr("mysql-dsn", err)
 		}
 		return nil, infraErr(ctx, err)
 	}

@@ -74,4 +74,10 @@ func TestListFitsAndHelp(t *testing.T) {
 	if strings.Contains(out, "(default [") || strings.Count(out, "(default $LOCKBENCH_REDIS_IMAGE") != 1 || strings.Contains(out, `(default "redis:7")`) {
 		t.Errorf("--help prints a default twice or as Go syntax:\n%s", out)
 	}
+	code, out, _ = lockbench(t, "matrix", "--help")
+	for _, line := range strings.Split(out, "\n") {
+		if code != exitPass || strings.Count(line, "(default") > 1 || strings.Contains(line, "(default [") {
+			t.Errorf("matrix --help: exit %d, a default twice or as Go syntax: %q", code, line)
+		}
+	}
 }
