@@ -75,7 +75,7 @@ func TestCheckFixtures(t *testing.T) {
 			Oversold: 1, Lock: Violated, Overlaps: 1, Live: OK,
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.012s and 0.041s)",
-				"oversold 1 unit (orders 3, stock 5)",
+				"oversold 1 unit: 3 orders, but the stock fell only from 5 to 3 (2 units)",
 				"mutual exclusion broken: 1 overlapping critical section",
 			},
 		}},
@@ -107,7 +107,7 @@ func TestCheckFixtures(t *testing.T) {
 			Oversold: 1, Lock: Violated, Overlaps: 1, Live: OK,
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.012s and 0.041s)",
-				"oversold 1 unit (orders 3, stock 5)",
+				"oversold 1 unit: 3 orders, but the stock fell only from 5 to 3 (2 units)",
 			},
 			Notes: []string{fencingNote},
 		}},
@@ -116,7 +116,7 @@ func TestCheckFixtures(t *testing.T) {
 			Oversold: 3, Lock: NotApplicable, Live: OK,
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.010s and 0.021s)",
-				"oversold 3 units (orders 5, stock 3)",
+				"oversold 3 units: 5 orders, but the stock fell only from 3 to 1 (2 units)",
 			},
 		}},
 		{"bad-duplicate.jsonl", summary{
@@ -162,7 +162,7 @@ func TestCheckFixtures(t *testing.T) {
 			Oversold: 1, Indeterminate: 1, Lock: NotApplicable, Live: OK, GaveUp: 1, SentAway: 1,
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.020s and 0.032s)",
-				"oversold 1 unit (orders 2, stock 1)",
+				"oversold 1 unit: 2 orders of a stock of 1 (the counter ended at -1)",
 				"stock went negative (final stock -1)",
 			},
 		}},
@@ -176,7 +176,7 @@ func TestCheckFixtures(t *testing.T) {
 		{"bad-sold-at-zero.jsonl", summary{
 			Data: Violated, Lin: OK, Segments: 2, Oversold: 1, Mismatched: 1, Lock: OK, Live: OK,
 			Reasons: []string{
-				"oversold 1 unit (orders 2, stock 1)",
+				"oversold 1 unit: 2 orders of a stock of 1 (the counter ended at -1)",
 				"1 answer contradicts the stock read (first: buyer 1 attempt 0 read 0 and was sold a unit, at 0.022s)",
 				"stock went negative (final stock -1)",
 			},

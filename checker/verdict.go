@@ -20,8 +20,19 @@ func (r *Report) judge(h *history.History, opts Options) {
 		r.fail("linearizability unknown: check timed out after %v", opts.Timeout)
 	}
 	if d.Oversold > 0 {
-		r.fail("oversold %s %s (orders %s, stock %s)",
-			words.Commas(d.Oversold), words.Plural(d.Oversold, "unit"), words.Commas(d.Orders), words.Commas(h.Header.Stock))
+		// The terms that make the number: orders beyond the units the
+		// counter lost (lost updates), or beyond the stock itself.
+		stock, final := h.Header.Stock, h.Final.Stock
+		switch {
+		case final > 0:
+			r.fail("oversold %s: %s, but the stock fell only from %s to %s (%s)",
+				words.Count(d.Oversold, "unit"), words.Count(d.Orders, "order"), words.Commas(stock), words.Commas(final), words.Count(stock-final, "unit"))
+		case final == 0:
+			r.fail("oversold %s: %s of a stock of %s", words.Count(d.Oversold, "unit"), words.Count(d.Orders, "order"), words.Commas(stock))
+		default:
+			r.fail("oversold %s: %s of a stock of %s (the counter ended at %s)",
+				words.Count(d.Oversold, "unit"), words.Count(d.Orders, "order"), words.Commas(stock), words.Commas(final))
+		}
 	}
 	if d.LostOrders > 0 {
 		r.fail("lost %s acknowledged %s (%s sold, %s in the store)",
