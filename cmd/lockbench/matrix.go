@@ -595,6 +595,11 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	if o.zk != "" {
 		parts = append(parts, "--zk="+o.zk)
 	}
+	if im, _ := locks.Lookup(c.Impl); im.Store == locks.StoreMySQL {
+		if dsn := o.dsnArg(); dsn != "" {
+			parts = append(parts, dsn)
+		}
+	}
 	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
 	return strings.Join(parts, " ")
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+
+	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/locks"
 )
@@ -25,4 +28,21 @@ func mysqlFaults(im locks.Impl, specs []faults.Spec) error {
 		}
 	}
 	return nil
+}
+
+// dsnArg is the --mysql-dsn of a reproduce line: empty when no
+// implementation to run uses MySQL or the DSN comes from $LOCKBENCH_MYSQL_DSN
+// (the line runs where that is set); otherwise the DSN, quoted for the
+// shell, its password (if any) written as PASSWORD for the reader to
+// fill in, never printed.
+func (o *runOpts) dsnArg() string {
+	if !o.wantMySQL || o.mysqlDSN == "" || o.mysqlDSN == os.Getenv(mysqlDSNEnv) {
+		return ""
+	}
+	dsn := o.mysqlDSN
+	if cfg, err := mysql.ParseDSN(dsn); err == nil && cfg.Passwd != "" {
+		cfg.Passwd = "PASSWORD"
+		dsn = cfg.FormatDSN()
+	}
+	return "--mysql-dsn='" + dsn + "'"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,6 +82,15 @@ func TestMySQLRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mysql: MariaDB") {
 		t.Errorf("exit %d, summary does not name the MySQL server:\n%s%s", code, out, errOut)
 	}
+	// The reproduce line runs as printed (the shell's quotes aside).
+	_, line, _ := strings.Cut(out, "reproduce: ")
+	args := strings.Fields(strings.ReplaceAll(line, "'", ""))
+	if len(args) < 2 || args[0] != "lockbench" || !slices.Contains(args, "--mysql-dsn="+srv.DSN) {
+		t.Fatalf("reproduce line %q lacks --mysql-dsn", line)
+	}
+	if code, _, errOut := lockbench(t, args[1:]...); code != 0 {
+		t.Errorf("the reproduce line %q: exit %d: %s", line, code, errOut)
+	}
 	code, _, errOut = lockbench(t, "--impl=mysql", "--faults=server-pause", "--mysql-dsn="+srv.DSN)
 	if code != exitUsage || !strings.Contains(errOut, "server-pause") {
 		t.Errorf("server-pause on a MySQL reached by DSN: exit %d, %q; want %d", code, errOut, exitUsage)
@@ -114,5 +124,29 @@ func TestMySQLForce(t *testing.T) {
 	code, res := runJSON(t, append(sale, "--force")...)
 	if code != exitPass || res.Runs[0].Sold != 10 {
 		t.Errorf("--force: exit %d, runs %+v; want a pass selling 10", code, res.Runs)
+	}
+}
+
+// TestDSNArg: a reproduce line carries --mysql-dsn when a MySQL
+// implementation runs and the DSN did not come from the environment, and
+// never prints a password.
+func TestDSNArg(t *testing.T) {
+	t.Setenv(mysqlDSNEnv, "env:secret@tcp(127.0.0.1:3306)/lockbench")
+	tests := []struct {
+		dsn       string
+		wantMySQL bool
+		want      string
+	}{
+		{"root@tcp(127.0.0.1:3306)/", true, "--mysql-dsn='root@tcp(127.0.0.1:3306)/'"},
+		{"lb:secret@tcp(127.0.0.1:3306)/lockbench", true, "--mysql-dsn='lb:PASSWORD@tcp(127.0.0.1:3306)/lockbench'"},
+		{"lb:secret@tcp(127.0.0.1:3306)/lockbench", false, ""},
+		{"env:secret@tcp(127.0.0.1:3306)/lockbench", true, ""},
+		{"", true, ""},
+	}
+	for _, tt := range tests {
+		o := runOpts{mysqlDSN: tt.dsn, wantMySQL: tt.wantMySQL}
+		if got := o.dsnArg(); got != tt.want {
+			t.Errorf("dsnArg(%q, MySQL %v) = %q, want %q", tt.dsn, tt.wantMySQL, got, tt.want)
+		}
 	}
 }

@@ -611,6 +611,9 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, v))
 		}
 	})
+	if dsn := o.dsnArg(); dsn != "" {
+		parts = append(parts, dsn)
+	}
 	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
 	return strings.Join(parts, " ")
 }
