@@ -144,7 +144,7 @@ func checkLock(h *history.History, maxPairs int) Lock {
 // when a newer fencing token was taken before the refusal came back (the
 // store refuses a stale holder, and only after a newer one read).
 func checkLiveness(h *history.History) Liveness {
-	l := Liveness{Status: OK, CutShort: h.Header.CutShort}
+	l := Liveness{Status: OK, CutShort: h.Header.CutShort, CutBy: h.Header.CutBy}
 	newer := newerTokens(h)
 	illegit := make(map[int]bool)
 	last := make(map[int32]int, len(h.Ops))
@@ -188,7 +188,14 @@ func checkLiveness(h *history.History) Liveness {
 	if h.Final.Stock > 0 && l.SentAway > 0 {
 		l.Unsold = h.Final.Stock
 	}
-	if l.CutShort || l.Unsold > 0 || l.Refused > 0 {
+	switch {
+	case l.Refused > 0:
+		l.Status = Violated
+	case l.CutBy == history.CutInterrupt:
+		// Buyers the user stopped were not refused service: whether they
+		// would have been served is unknown.
+		l.Status = Unknown
+	case l.CutShort || l.Unsold > 0:
 		l.Status = Violated
 	}
 	return l

@@ -10,6 +10,8 @@ package checker
 
 import (
 	"time"
+
+	"github.com/lockbench/lockbench/history"
 )
 
 // Status is the outcome of one check.
@@ -159,6 +161,9 @@ type Liveness struct {
 	firstFenced fencedBy
 	// CutShort is true when --timeout or an interrupt ended the run.
 	CutShort bool `json:"cut_short,omitempty"`
+	// CutBy says what cut the run short (timeout, interrupt); empty when
+	// nothing did, or the history does not say.
+	CutBy history.Cut `json:"cut_by,omitempty"`
 }
 
 // fencedBy is a refused write (its operation's index) and the newer token

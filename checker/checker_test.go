@@ -200,6 +200,22 @@ func TestCheckFixtures(t *testing.T) {
 			},
 			Notes: []string{unknownNote},
 		}},
+		// The same run, saying what cut it: --timeout is a liveness
+		// failure; an interrupt leaves liveness unknown, and the buyers
+		// it stopped are not counted as sent away by the lock.
+		{"bad-timeout.jsonl", summary{
+			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Violated, GaveUp: 1, SentAway: 1, Unsold: 1,
+			Reasons: []string{
+				"liveness: 1 unit unsold while 1 buyer gave up",
+				"run cut short by --timeout after 30ms with buyers still waiting",
+			},
+			Notes: []string{unknownNote},
+		}},
+		{"bad-interrupted.jsonl", summary{
+			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1, Unsold: 1,
+			Reasons: []string{"interrupted before every buyer was done: liveness not judged"},
+			Notes:   []string{unknownNote},
+		}},
 	}
 	for _, n := range []int{chunkOps, 1} {
 		for _, tt := range tests {

@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/words"
@@ -99,7 +100,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 			words.Commas(n), words.Plural(n, "write was", "writes were"), op.Client, op.Attempt, op.Token,
 			seconds(op.WriteReturn, 3), f.token, seconds(f.at, 3)))
 	}
-	if l.Unsold > 0 {
+	if l.Unsold > 0 && l.CutBy != history.CutInterrupt {
 		away := int64(l.SentAway)
 		if l.SentAway == l.GaveUp {
 			r.fail("liveness: %s %s unsold while %s %s gave up",
@@ -110,7 +111,12 @@ func (r *Report) judge(h *history.History, opts Options) {
 				words.Commas(int64(l.GaveUp)), words.Commas(away-int64(l.GaveUp)))
 		}
 	}
-	if l.CutShort {
+	switch {
+	case l.CutBy == history.CutInterrupt:
+		r.fail("interrupted before every buyer was done: liveness not judged")
+	case l.CutBy == history.CutTimeout:
+		r.fail("run cut short by --timeout after %s with buyers still waiting", time.Duration(h.Header.Duration).Round(time.Millisecond))
+	case l.CutShort:
 		r.fail("run cut short by --timeout or interrupt")
 	}
 	if n := int64(d.Indeterminate); n > 0 && d.Linearizability.Status == OK {

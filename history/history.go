@@ -229,6 +229,8 @@ type Header struct {
 	Duration int64 `json:"duration"`
 	// CutShort is true when --timeout or an interrupt ended the run.
 	CutShort bool `json:"cut_short,omitempty"`
+	// CutBy says what cut the run short; empty when it was not.
+	CutBy Cut `json:"cut_by,omitempty"`
 	// Commands counts the server commands the buyers sent.
 	Commands int64 `json:"commands"`
 }
@@ -243,3 +245,16 @@ type History struct {
 	Faults []Fault
 	Ops    []Op
 }
+
+// Cut is what ended a run before every buyer was done.
+type Cut string
+
+// What can cut a run short.
+const (
+	// CutTimeout: the sale's --timeout ran out with buyers still waiting,
+	// a liveness failure (a deadlock, a lock nobody can take).
+	CutTimeout Cut = "timeout"
+	// CutInterrupt: the user stopped the run (Ctrl-C); what was recorded
+	// is judged, but not whether the buyers would have been served.
+	CutInterrupt Cut = "interrupt"
+)

@@ -205,6 +205,9 @@ type Run struct {
 	DurationMS float64 `json:"duration_ms"`
 	// CutShort is true when --timeout or an interrupt ended the run.
 	CutShort bool `json:"cut_short"`
+	// CutBy says what cut the run short: timeout or interrupt; empty
+	// when nothing did.
+	CutBy string `json:"cut_by,omitempty"`
 	// Faults lists the faults injected while the run went on.
 	Faults []history.Fault `json:"faults"`
 	// Sales is units sold over time.
@@ -274,6 +277,7 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Commands:           h.Header.Commands,
 		DurationMS:         math.Round(float64(h.Header.Duration)/1e3) / 1e3,
 		CutShort:           h.Header.CutShort || rep.Liveness.CutShort,
+		CutBy:              string(h.Header.CutBy),
 		Faults:             nonNil(h.Faults),
 		Sales:              m.sales,
 		FirstIllegal:       rep.Data.Linearizability.FirstIllegal,

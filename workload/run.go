@@ -198,6 +198,14 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	defer stop()
 	cutShort := r.sell(sale)
 	duration := r.now()
+	var cut history.Cut
+	switch {
+	case !cutShort:
+	case ctx.Err() != nil:
+		cut = history.CutInterrupt
+	default:
+		cut = history.CutTimeout
+	}
 
 	h := &history.History{
 		Header: history.Header{
@@ -212,6 +220,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 			Attempts: cfg.Attempts,
 			Duration: duration,
 			CutShort: cutShort,
+			CutBy:    cut,
 		},
 		Faults: r.faults.list(),
 		Ops:    r.compact(),

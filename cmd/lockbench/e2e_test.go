@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/reports"
 )
@@ -347,8 +348,11 @@ func TestInterrupt(t *testing.T) {
 				t.Fatalf("result: %v\n%s", err, buf.String())
 			}
 			r := res.Runs[0]
-			if !r.CutShort || r.Attempts == 0 || r.Attempts >= 20000 {
-				t.Errorf("cut short %v after %d attempts; want a sale cut short part way", r.CutShort, r.Attempts)
+			if !r.CutShort || r.CutBy != "interrupt" || r.Attempts == 0 || r.Attempts >= 20000 {
+				t.Errorf("cut short %v by %q after %d attempts; want a sale interrupted part way", r.CutShort, r.CutBy, r.Attempts)
+			}
+			if r.Liveness != checker.Unknown {
+				t.Errorf("liveness %s after an interrupt, want %s (not judged)", r.Liveness, checker.Unknown)
 			}
 			if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
 				t.Errorf("history %q not written: %v", r.History, err)
