@@ -47,11 +47,15 @@ func checkData(h *history.History, lin Linearizability) Data {
 	}
 	// Orders beyond what the counter lost catch lost updates; orders
 	// beyond the stock catch a counter that went negative as well.
-	consumed := h.Header.Stock - h.Final.Stock
-	d.Oversold = max(0, d.Orders-consumed, d.Orders-h.Header.Stock)
 	// Fewer orders than confirmed sales: acknowledged writes were lost.
 	// (More is no finding: a sale whose reply was lost may have landed.)
-	d.LostOrders = max(0, d.Sold-d.Orders)
+	// A final state that could not be read (the server was lost) is not
+	// audited: the history's own checks stand alone.
+	if d.FinalUnknown = h.Final.Unknown; !d.FinalUnknown {
+		consumed := h.Header.Stock - h.Final.Stock
+		d.Oversold = max(0, d.Orders-consumed, d.Orders-h.Header.Stock)
+		d.LostOrders = max(0, d.Sold-d.Orders)
+	}
 	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
 		d.Mismatched == 0 && !d.NegativeStock
 	switch {
@@ -191,9 +195,10 @@ func checkLiveness(h *history.History) Liveness {
 	switch {
 	case l.Refused > 0:
 		l.Status = Violated
-	case l.CutBy == history.CutInterrupt:
-		// Buyers the user stopped were not refused service: whether they
-		// would have been served is unknown.
+	case l.CutBy == history.CutInterrupt || l.CutBy == history.CutServerLost:
+		// Buyers the user stopped, or a lost server left waiting, were
+		// not refused service by the lock: whether they would have been
+		// served is unknown.
 		l.Status = Unknown
 	case l.CutShort || l.Unsold > 0:
 		l.Status = Violated

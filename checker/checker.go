@@ -114,6 +114,9 @@ type Data struct {
 	NegativeStock bool `json:"negative_stock,omitempty"`
 	// FinalStock is the counter's value after the run.
 	FinalStock int64 `json:"final_stock"`
+	// FinalUnknown is true when the store's state could not be read after
+	// the run (the server was lost): orders and stock were not audited.
+	FinalUnknown bool `json:"final_unknown,omitempty"`
 	// Indeterminate counts attempts whose write outcome is unknown.
 	Indeterminate int `json:"indeterminate"`
 }

@@ -65,6 +65,9 @@ func (r *Report) judge(h *history.History, opts Options) {
 			words.Plural(d.Mismatched, "1 answer contradicts", words.Commas(d.Mismatched)+" answers contradict"), m.Client, m.Attempt,
 			words.Commas(op.Stock), told, seconds(m.From, 3))
 	}
+	if d.FinalUnknown {
+		r.Notes = append(r.Notes, "the store's final state could not be read: orders and stock not audited, the history checked alone")
+	}
 	if d.NegativeStock {
 		r.fail("stock went negative (final stock %s)", words.Commas(d.FinalStock))
 	}
@@ -100,7 +103,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 			words.Commas(n), words.Plural(n, "write was", "writes were"), op.Client, op.Attempt, op.Token,
 			seconds(op.WriteReturn, 3), f.token, seconds(f.at, 3)))
 	}
-	if l.Unsold > 0 && l.CutBy != history.CutInterrupt {
+	if l.Unsold > 0 && l.Status != Unknown {
 		away := int64(l.SentAway)
 		if l.SentAway == l.GaveUp {
 			r.fail("liveness: %s %s unsold while %s %s gave up",
@@ -112,6 +115,8 @@ func (r *Report) judge(h *history.History, opts Options) {
 		}
 	}
 	switch {
+	case l.CutBy == history.CutServerLost:
+		r.fail("the server stopped answering during the sale: the run was cut short, liveness not judged")
 	case l.CutBy == history.CutInterrupt:
 		r.fail("interrupted before every buyer was done: liveness not judged")
 	case l.CutBy == history.CutTimeout:

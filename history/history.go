@@ -204,6 +204,9 @@ type Final struct {
 	DuplicateUsers []int32 `json:"duplicate_users,omitempty"`
 	// DuplicateOrders counts orders beyond the first, over all users.
 	DuplicateOrders int64 `json:"duplicate_orders"`
+	// Unknown is true when the state could not be read after the run (the
+	// server was lost): the fields above are then zero, not measured.
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Header describes the run a history belongs to.
@@ -257,4 +260,8 @@ const (
 	// CutInterrupt: the user stopped the run (Ctrl-C); what was recorded
 	// is judged, but not whether the buyers would have been served.
 	CutInterrupt Cut = "interrupt"
+	// CutServerLost: the inventory's server stopped answering; what was
+	// recorded is judged, but not whether the buyers would have been
+	// served.
+	CutServerLost Cut = "server lost"
 )

@@ -283,6 +283,9 @@ func (c *Controls) DeleteLockOn(ctx context.Context, servers ...int) error {
 // one) without persistence, when the backend can.
 func (c *Controls) RestartServerAt(ctx context.Context, i int) error {
 	if cl, ok := c.r.cfg.Backend.(*Cluster); ok {
+		if i == 0 {
+			c.r.quiet(c.r.lostAfter())
+		}
 		return cl.RestartServer(ctx, i)
 	}
 	if i != 0 {

@@ -92,6 +92,7 @@ func (c *Controls) LockHeld(ctx context.Context) (bool, error) {
 // PauseServer stops the server from answering for d, when the backend can
 // (see Pauser); for a StoreMySQL implementation the server is MySQL.
 func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
+	c.r.quiet(d + c.r.lostAfter())
 	if c.r.cfg.Impl.Store == locks.StoreMySQL {
 		return c.r.cfg.MySQL.Pause(ctx, d)
 	}
@@ -105,6 +106,7 @@ func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
 // RestartServer restarts the server without persistence, when the backend
 // can (see Restarter).
 func (c *Controls) RestartServer(ctx context.Context) error {
+	c.r.quiet(c.r.lostAfter())
 	rs, ok := c.r.cfg.Backend.(Restarter)
 	if !ok {
 		return ErrUnsupported

@@ -226,6 +226,8 @@ func (v *mysqlInventory) audit(ctx context.Context) (history.Final, error) {
 }
 
 // clear drops the tables and closes the run's connection.
+func (v *mysqlInventory) ping(ctx context.Context) error { return v.db.PingContext(ctx) }
+
 func (v *mysqlInventory) clear(ctx context.Context) error {
 	defer v.db.Close()
 	_, err := v.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+inventoryTable+", "+ordersTable)

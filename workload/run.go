@@ -132,6 +132,9 @@ type run struct {
 	inv                     inventory
 	controls                *Controls
 	cluster                 clusterRun // the servers of a multi-server lock
+	// quietUntil is when (Unix ns) a fault that pauses or restarts the
+	// server ends: the watch does not count the server silent before.
+	quietUntil atomic.Int64
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -194,15 +197,27 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 
 	r.base = time.Now()
-	sale, stop := context.WithTimeout(ctx, cfg.Timeout)
+	timed, stop := context.WithTimeout(ctx, cfg.Timeout)
 	defer stop()
+	sale, lose := context.WithCancelCause(timed)
+	defer lose(nil)
+	watching, stopWatch := context.WithCancel(sale)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watch(watching, lose)
+	}()
 	cutShort := r.sell(sale)
+	stopWatch()
+	<-watched
 	duration := r.now()
 	var cut history.Cut
 	switch {
 	case !cutShort:
 	case ctx.Err() != nil:
 		cut = history.CutInterrupt
+	case errors.Is(context.Cause(sale), errServerLost):
+		cut = history.CutServerLost
 	default:
 		cut = history.CutTimeout
 	}
@@ -230,12 +245,22 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	ac, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	var lost error
+	if cut == history.CutServerLost {
+		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", ErrUnreachable, backend, r.lostAfter())
+	}
 	final, err := r.inv.audit(ac)
 	if err != nil {
+		// What was recorded stands: the history goes back whole, its
+		// final state marked unknown, for the caller to judge and keep.
+		h.Final = history.Final{Unknown: true}
+		if lost != nil {
+			return h, fmt.Errorf("%w; its final state could not be read either (%v)", lost, err)
+		}
 		return h, fmt.Errorf("%w: reading the final state: %v", ErrUnreachable, err)
 	}
 	h.Final = final
-	return h, nil
+	return h, lost
 }
 
 func (r *run) startNodes(ctx context.Context) error {

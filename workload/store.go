@@ -204,6 +204,8 @@ type inventory interface {
 	prepare(ctx context.Context, stock int64, force bool) error
 	audit(ctx context.Context) (history.Final, error)
 	clear(ctx context.Context) error
+	// ping asks the server whether it answers.
+	ping(ctx context.Context) error
 }
 
 // redisInventory keeps the inventory under the run's key prefix.
@@ -220,6 +222,8 @@ func (v *redisInventory) prepare(ctx context.Context, stock int64, force bool) e
 func (v *redisInventory) audit(ctx context.Context) (history.Final, error) {
 	return audit(ctx, v.c, v.k)
 }
+
+func (v *redisInventory) ping(ctx context.Context) error { return v.c.Ping(ctx).Err() }
 
 func (v *redisInventory) clear(ctx context.Context) error {
 	return clearPrefix(ctx, v.c, v.k.prefix)

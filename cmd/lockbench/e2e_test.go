@@ -382,3 +382,60 @@ func TestWrongPasswordNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServerLost: a Redis that dies in the middle of a sale is noticed
+// (the sale is cut short, not left to run to its --timeout), and what was
+// recorded is still judged, printed and written, before exit 3 names the
+// server.
+func TestServerLost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the lost server to be noticed")
+	}
+	if !redistest.Available() && os.Getenv("LOCKBENCH_REQUIRE_REDIS") != "1" {
+		t.Skip("redis-server not on PATH")
+	}
+	addr := redistest.Start(t)
+	c := redistest.Client(t, addr)
+	out := t.TempDir()
+	type ended struct {
+		code        int
+		out, errOut string
+	}
+	done := make(chan ended, 1)
+	go func() {
+		// A sale of a minute (its buyers arrive over 60 s), bounded at two.
+		code, o, e := lockbench(t, "--impl=lua", "--redis="+addr, "--clients=6000", "--stock=6000", "--ramp=60s", "--timeout=2m", "--out="+out)
+		done <- ended{code, o, e}
+	}()
+	// Once the buyers have bought something, the server goes.
+	for {
+		n, err := c.Exists(t.Context(), "lockbench:lua:orders").Result()
+		if err == nil && n > 0 {
+			break
+		}
+		select {
+		case e := <-done:
+			t.Fatalf("the sale ended before the server was stopped: exit %d\n%s%s", e.code, e.out, e.errOut)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	c.Do(t.Context(), "SHUTDOWN", "NOSAVE")
+	e := <-done
+	if e.code != exitInfra || !strings.Contains(e.errOut, "stopped answering") || !strings.Contains(e.errOut, addr) {
+		t.Errorf("exit %d, want %d naming the server %s:\n%s", e.code, exitInfra, addr, e.errOut)
+	}
+	if !strings.Contains(e.out, "IMPL") || !strings.Contains(e.out, "stopped answering during the sale") {
+		t.Errorf("the summary is missing or does not say why:\n%s", e.out)
+	}
+	res, err := reports.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatalf("result: %v", err)
+	}
+	r := res.Runs[0]
+	if r.CutBy != "server lost" || r.Liveness != checker.Unknown || r.Attempts == 0 || r.Attempts >= 6000 {
+		t.Errorf("cut by %q, liveness %s, %d attempts; want a sale cut part way by the lost server, liveness unknown", r.CutBy, r.Liveness, r.Attempts)
+	}
+	if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
+		t.Errorf("history %q not written: %v", r.History, err)
+	}
+}

@@ -298,20 +298,31 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
+	var lost error
 	for _, im := range o.gate.schedule(impls) {
 		if ctx.Err() != nil {
 			break
 		}
 		run, err := o.runOne(ctx, im, backend, progress)
+		if run != nil {
+			result.Runs = append(result.Runs, *run)
+		}
 		if err != nil {
+			if run != nil {
+				lost = err // the server is gone: the runs done are kept
+				break
+			}
 			if ctx.Err() != nil && len(result.Runs) > 0 {
 				break // Ctrl-C before this sale began: keep the runs done
 			}
 			return err
 		}
-		result.Runs = append(result.Runs, *run)
 	}
-	return finishRun(ctx, &o, result, stdout, stderr)
+	err = finishRun(ctx, &o, result, stdout, stderr)
+	if lost != nil {
+		return lost
+	}
+	return err
 }
 
 // start does what every command that runs sales does first: it picks the
@@ -441,6 +452,17 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		cfg.Injector = inj
 	}
 	h, err := workload.Run(ctx, cfg)
+	// A server lost during or after the sale leaves a history: it is
+	// judged and written like any other, and the loss is returned beside
+	// the run (exit 3 once the summary is out; Ctrl-C's 130 when the user
+	// stopped it).
+	var lost error
+	if err != nil && h != nil {
+		if ctx.Err() == nil {
+			lost = &exitError{code: exitInfra, err: errors.New(strings.TrimPrefix(err.Error(), "workload: "))}
+		}
+		err = nil
+	}
 	if err != nil {
 		if errors.Is(err, workload.ErrPrefixInUse) {
 			return nil, flagErr("prefix", err)
@@ -463,7 +485,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		}
 		run.History = name
 	}
-	return &run, nil
+	return &run, lost
 }
 
 // fired reports whether h records an injection of the named fault.

@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errServerLost is the cause of a sale cut short because its inventory's
+// server stopped answering for lostAfter.
+var errServerLost = fmt.Errorf("%w: the server stopped answering", ErrUnreachable)
+
+// watchEvery is how often the watch asks the server.
+const watchEvery = 250 * time.Millisecond
+
+// lostAfter is how long the inventory's server may go without answering
+// before the sale is cut short: two command timeouts, and 5 s at least, so that a busy machine or a slow command is not taken for a dead
+// server. A server a fault pauses or restarts is given the fault's length
+// on top (see quiet).
+func (r *run) lostAfter() time.Duration {
+	return max(5*time.Second, 2*r.cfg.CommandTimeout)
+}
+
+// quiet marks the server as silenced on purpose, by a fault, for d from
+// now: the watch does not count that time.
+func (r *run) quiet(d time.Duration) {
+	until := time.Now().Add(d).UnixNano()
+	for {
+		cur := r.quietUntil.Load()
+		if cur >= until || r.quietUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// watch asks the inventory's server every watchEvery whether it answers,
+// and calls lose once it has not for lostAfter (less the time a fault
+// silenced it), until ctx ends.
+func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	var lastOK atomic.Int64
+	lastOK.Store(time.Now().UnixNano())
+	var pinging atomic.Bool
+	var pings sync.WaitGroup
+	defer pings.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ok := max(lastOK.Load(), r.quietUntil.Load())
+		if time.Since(time.Unix(0, ok)) > r.lostAfter() {
+			lose(errServerLost)
+			return
+		}
+		// One ping at a time: a hung server holds it until its timeout.
+		if pinging.CompareAndSwap(false, true) {
+			pings.Add(1)
+			go func() {
+				defer pings.Done()
+				defer pinging.Store(false)
+				pctx, cancel := context.WithTimeout(ctx, r.lostAfter())
+				defer cancel()
+				if r.inv.ping(pctx) == nil {
+					lastOK.Store(time.Now().UnixNano())
+				}
+			}()
+		}
+	}
+}
