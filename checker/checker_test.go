@@ -211,6 +211,16 @@ func TestCheckFixtures(t *testing.T) {
 			},
 			Notes: []string{unknownNote},
 		}},
+		// The server lost mid-sale, its final state unread: the history
+		// is checked alone, nothing is counted unsold or lost.
+		{"bad-server-lost.jsonl", summary{
+			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1,
+			Reasons: []string{"the server stopped answering during the sale: the run was cut short, liveness not judged"},
+			Notes: []string{
+				"the store's final state could not be read: orders and stock not audited, the history checked alone",
+				unknownNote,
+			},
+		}},
 		{"bad-interrupted.jsonl", summary{
 			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1, Unsold: 1,
 			Reasons: []string{"interrupted before every buyer was done: liveness not judged"},
