@@ -97,7 +97,7 @@ var (
 	// sale; only locks that read the client's clock (getset) notice.
 	ClockSkew Fault = &fault{
 		name:    "clock-skew",
-		summary: "one node's clock runs ahead; locks that trust client clocks (getset) steal live locks",
+		summary: "one node's clock runs ahead; locks that trust client clocks (getset) steal live locks (the first holders on other nodes wait, half a lease at most, for a steal)",
 		params: []Param{
 			{Name: "offset", Doc: "how far the node's clock runs ahead", Default: "2×lease", kind: durationKind, def: leases(2)},
 			{Name: "node", Doc: "node whose clock moves", Default: "the last node", kind: nodeKind,

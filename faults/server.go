@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
@@ -28,7 +29,14 @@ func (p *timedPlan) run(ctx context.Context, in *Injector, c *workload.Controls)
 	}
 }
 
-// clockSkew moves one node's clock for the rest of the sale.
+// clockSkew moves one node's clock for the rest of the sale. A lock that
+// trusts the clocks of its clients steals from a holder on another node
+// only when a waiter of the skewed node tries while that holder is inside:
+// to make that moment come in every run, the first holders on the other
+// nodes after the jump (skewHolds at most, until one steal is seen) are
+// kept in their critical section until another client takes the lock,
+// half a lease at most, so that a lock that honours its leases loses
+// nothing.
 func clockSkew(v values, _ uint64) (plan, error) {
 	node, err := v.node("node")
 	if err != nil {
@@ -37,13 +45,39 @@ func clockSkew(v values, _ uint64) (plan, error) {
 	if node < 0 {
 		node = v.env.Nodes - 1
 	}
-	return &timedPlan{v: v, at: []int64{int64(v.duration("after"))}, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
+	p := &skewPlan{node: node}
+	p.timedPlan = timedPlan{v: v, at: []int64{int64(v.duration("after"))}, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
 		end := record(c, "clock-skew", node, -1, v)
 		defer end()
 		c.SkewClock(node, v.duration("offset"))
+		p.skewed.Store(true)
 		<-ctx.Done()
 		c.SkewClock(node, 0)
-	}}, nil
+	}}
+	return p, nil
+}
+
+// skewHolds bounds how many holders clock-skew keeps waiting for a steal.
+const skewHolds = 5
+
+// skewPlan is clock-skew: the jump of the clock, and the holders kept
+// waiting for a steal.
+type skewPlan struct {
+	timedPlan
+	node   int
+	skewed atomic.Bool  // the clock has jumped
+	held   atomic.Int32 // holders kept so far
+	stolen atomic.Bool  // a steal was seen
+}
+
+func (p *skewPlan) probe(ctx context.Context, in *Injector, _ *workload.Controls, at workload.Site) error {
+	if at.Point != locks.Business || at.Node == p.node || !p.skewed.Load() || p.stolen.Load() || p.held.Add(1) > skewHolds {
+		return nil
+	}
+	if _, _, err := in.catches.wait(ctx, locks.Acquired, []int32{at.Client}, false, p.v.env.Lease/2); err == nil {
+		p.stolen.Store(true)
+	}
+	return nil
 }
 
 // serverPause stops the server from answering.
