@@ -1,5 +1,7 @@
-// Package checker judges a recorded history: data safety (a porcupine
-// linearizability check of the inventory and an oversell audit), lock
+// Package checker judges a recorded history: data safety (a
+// linearizability check of the inventory, decided from the stock each
+// sale read in O(n log n), with porcupine naming and drawing the first
+// illegal segment; and an oversell audit), lock
 // safety (critical sections of different owners that overlap in time) and
 // liveness (units left unsold while buyers gave up, runs cut short).
 //

@@ -611,7 +611,10 @@ func checkInventory(h *history.History, timeout time.Duration, verbose bool) inv
 		// Two applied writes of one stock: the first pair is the window.
 		res.Status, res.FirstIllegal, res.Segments = Illegal, lostUpdate(ops), len(segments(ops))
 	default:
-		res = searchInventory(h, ops, begin, timeout, false)
+		// The window is a courtesy: porcupine gets windowSearch at most,
+		// so that an illegal history of a million operations is not
+		// searched for as long as the whole check may take.
+		res = searchInventory(h, ops, time.Now(), min(windowSearch, timeout-time.Since(begin)), false)
 		if res.Status != Illegal {
 			res.Status, res.FirstIllegal = Illegal, w
 		}
@@ -620,6 +623,10 @@ func checkInventory(h *history.History, timeout time.Duration, verbose bool) inv
 	res.Elapsed = time.Since(begin).Nanoseconds()
 	return res
 }
+
+// windowSearch bounds porcupine's search for the first illegal segment
+// of a history the witnesses found illegal.
+const windowSearch = 2 * time.Second
 
 // searchInventory is porcupine's check of ops, the sales of h, chunk by
 // chunk, against the deadline begin+timeout (see checkInventory).

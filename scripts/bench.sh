@@ -3,7 +3,11 @@
 #  1. the default run on the embedded server: wall time and peak RSS;
 #  2. against a real redis-server on loopback: watchdog at 20,000 clients,
 #     atomic with --ramp=0;
-#  3. every seed spin variant at 20,000 clients, with the default workers
+#  3. the checker on recorded histories: atomic with 1,000,000 buyers over
+#     10 s, watchdog with 100,000, lua under server-pause (unknown
+#     outcomes), none with 100,000 (illegal), each sale's figures, then
+#     `lockbench check` of its history;
+#  4. every seed spin variant at 20,000 clients, with the default workers
 #     and with --workers=0 (each bounded by --timeout).
 # Prints one line per measurement. Needs /usr/bin/time and redis-server.
 set -uo pipefail
@@ -47,6 +51,28 @@ if command -v redis-benchmark >/dev/null; then
 fi
 measure "watchdog 20000 (redis)" --impl=watchdog --clients=20000 "$r"
 measure "atomic --ramp=0 (redis)" --impl=atomic --clients=20000 --ramp=0 "$r"
+
+echo "== the checker on recorded histories (lockbench check, wall and peak RSS)"
+# Each sale is recorded with --out, then checked offline: the run's own
+# figures, then the check's.
+hist=$(mktemp -d)
+trap 'kill $rpid 2>/dev/null; rm -rf "$hist"' EXIT
+record() { # label, dir, args...
+  local label=$1 dir=$2; shift 2
+  measure "$label" "$@" --out="$hist/$dir"
+  local t
+  t=$( { /usr/bin/time -f "wall=%es rss=%MKB" "$bin" check "$hist/$dir" --json > /tmp/lockbench-check.json; } 2>&1 | tail -1)
+  python3 - "check $label" "$t" <<'PY'
+import json, sys
+label, timing = sys.argv[1], sys.argv[2]
+for run in json.load(open("/tmp/lockbench-check.json"))["runs"]:
+    print(f"{label:38} {run['impl']:13} {run['verdict']:5} ops={run['attempts']} linearizability={run['linearizability']} {timing}")
+PY
+}
+record "atomic 1000000 over 10s (redis)" atomic1m --impl=atomic --clients=1000000 --stock=250000 --ramp=10s "$r"
+record "watchdog 100000 (redis)" watchdog100k --impl=watchdog --clients=100000 --stock=25000 "$r"
+record "lua server-pause 20000 (redis)" luapause --impl=lua --clients=20000 --faults=server-pause:count=3 "$r"
+record "none 100000 (redis)" none100k --impl=none --clients=100000 --stock=25000 "$r"
 
 echo "== seed spin variants, 20000 clients, timeout $spin_timeout"
 for im in setnx setnx-expire set-nx-ex owner-check lua getset reentrant renew-naive; do

@@ -236,18 +236,18 @@ func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
 	if cell.Timeout > 0 && cell.Timeout < co.timeout {
 		co.timeout = cell.Timeout
 	}
-	co.faults = cell.Fault
+	co.faults = cell.Entry()
 	return co
 }
 
 // runCell runs one cell with the matrix's workload and judges it; under
 // --sweep, once per value of the sweep.
 func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
-	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Fault, Expected: cell.Want.Label, Why: cell.Why}
+	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
 	if o.sweep != nil {
 		return o.sweepCell(ctx, mc, cell, backend, progress)
 	}
-	run, nodes, err := o.runCellOnce(ctx, cell, cell.Fault, "", backend, progress)
+	run, nodes, err := o.runCellOnce(ctx, cell, cell.Entry(), "", backend, progress)
 	if err != nil {
 		return reports.MatrixCell{}, err
 	}
@@ -275,7 +275,7 @@ func (o *runOpts) sweepCell(ctx context.Context, mc reports.MatrixCell, cell fau
 		if ctx.Err() != nil && last != nil {
 			break // Ctrl-C: keep the values run
 		}
-		entry := sw.Set(cell.Fault, v.Duration)
+		entry := sw.Set(cell.Entry(), v.Duration)
 		run, nodes, err := o.runCellOnce(ctx, cell, entry, sw.Param+"="+v.Label, backend, progress)
 		if err != nil {
 			return reports.MatrixCell{}, err
