@@ -1,7 +1,11 @@
 package checker
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/history"
 )
@@ -31,6 +35,32 @@ func BenchmarkCheck100k(b *testing.B) {
 				r := Check(s.h, Options{})
 				if r.Data.Linearizability.Status != OK {
 					b.Fatalf("got %s", r.Data.Linearizability.Status)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecorded checks the histories named in
+// $LOCKBENCH_BENCH_HISTORIES (a space-separated list of files that
+// `lockbench --out` wrote; make bench records them): the check alone,
+// the history already read.
+func BenchmarkRecorded(b *testing.B) {
+	files := strings.Fields(os.Getenv("LOCKBENCH_BENCH_HISTORIES"))
+	if len(files) == 0 {
+		b.Skip("LOCKBENCH_BENCH_HISTORIES names no recorded history (make bench records them)")
+	}
+	for _, f := range files {
+		h, err := history.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			b.ReportMetric(float64(len(h.Ops)), "ops")
+			for b.Loop() {
+				r := Check(h, Options{Timeout: time.Minute})
+				if r.Data.Linearizability.Status == Unknown {
+					b.Fatalf("%s: linearizability unknown", f)
 				}
 			}
 		})

@@ -4,9 +4,10 @@
 #  2. against a real redis-server on loopback: watchdog at 20,000 clients,
 #     atomic with --ramp=0;
 #  3. the checker on recorded histories: atomic with 1,000,000 buyers over
-#     10 s, watchdog with 100,000, lua under server-pause (unknown
-#     outcomes), none with 100,000 (illegal), each sale's figures, then
-#     `lockbench check` of its history;
+#     10 s, watchdog with 100,000, lua and atomic under server-pause
+#     (unknown outcomes), none with 100,000 (illegal), each sale's figures,
+#     then `lockbench check` of its history, then the check alone
+#     (BenchmarkRecorded, the history already read);
 #  4. every seed spin variant at 20,000 clients, with the default workers
 #     and with --workers=0 (each bounded by --timeout).
 # Prints one line per measurement. Needs /usr/bin/time and redis-server.
@@ -71,8 +72,10 @@ PY
 }
 record "atomic 1000000 over 10s (redis)" atomic1m --impl=atomic --clients=1000000 --stock=250000 --ramp=10s "$r"
 record "watchdog 100000 (redis)" watchdog100k --impl=watchdog --clients=100000 --stock=25000 "$r"
-record "lua server-pause 20000 (redis)" luapause --impl=lua --clients=20000 --faults=server-pause:count=3 "$r"
+record "lua,atomic server-pause 20000 (redis)" pause --impl=lua,atomic --clients=20000 --faults=server-pause:count=3 --command-timeout=300ms "$r"
 record "none 100000 (redis)" none100k --impl=none --clients=100000 --stock=25000 "$r"
+LOCKBENCH_BENCH_HISTORIES="$(ls "$hist"/*/*.history.jsonl | tr '\n' ' ')" \
+  go test -run '^$' -bench BenchmarkRecorded -benchtime 3x -benchmem ./checker/ | grep '^Benchmark'
 
 echo "== seed spin variants, 20000 clients, timeout $spin_timeout"
 for im in setnx setnx-expire set-nx-ex owner-check lua getset reentrant renew-naive; do
