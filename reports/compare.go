@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
 )
 
 // comparison is the side-by-side view of several results: one row per
@@ -13,6 +14,8 @@ type comparison struct {
 	Labels  []string
 	Rows    []compareRow
 	Spectra []compareSpectrum
+	// Notes say which results ran another workload than the first.
+	Notes []string
 }
 
 // compareRow is one implementation across the results.
@@ -34,7 +37,8 @@ type metricCell struct {
 	Value string
 	// Delta is the change in percent ("+12.5%"), empty in the reference.
 	Delta string
-	// Class is better, worse or same, for colour.
+	// Class is better, worse or same, for colour; failed when either run
+	// failed its checks (no colour).
 	Class string
 }
 
@@ -52,6 +56,11 @@ const sameBand = 0.02
 // they first appear.
 func newComparison(sources []*Source, labels []string) *comparison {
 	c := &comparison{Labels: labels}
+	for i, s := range sources[1:] {
+		if diffs := workloadDiffs(sources[0].Result.Config, s.Result.Config); len(diffs) > 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s ran another workload than %s (%s): its figures do not compare one to one", labels[i+1], labels[0], strings.Join(diffs, "; ")))
+		}
+	}
 	var order []string
 	seen := map[string]bool{}
 	for _, s := range sources {
@@ -90,6 +99,13 @@ func newComparison(sources []*Source, labels []string) *comparison {
 				}
 				cell.Sales.Delta, cell.Sales.Class = delta(ref.SalesPerSec, r.SalesPerSec, true)
 				cell.Cmds.Delta, cell.Cmds.Class = delta(ref.CommandsPerSale, r.CommandsPerSale, false)
+				if r.Verdict != Pass || ref.Verdict != Pass {
+					// A run that failed its checks is never better nor
+					// worse: its figures measure something broken.
+					for _, m := range []*metricCell{&cell.P50, &cell.P99, &cell.Sales, &cell.Cmds} {
+						m.Class = "failed"
+					}
+				}
 			}
 			row.Cells = append(row.Cells, cell)
 			ss = append(ss, series{name: labels[i], colour: colour(i), points: p.Spectrum})

@@ -93,24 +93,32 @@ func TestGateLiveness(t *testing.T) {
 }
 
 func TestGateNotes(t *testing.T) {
+	// A baseline that sold nothing has no throughput or commands per sale
+	// to compare with, and atomic is not in it.
 	base := gateResult(t, 1000, 100, 10)
 	base.Runs = base.Runs[:1] // lua only
-	base.Config.Clients = 20000
-	cur := gateResult(t, 1000, 100, 10)
-	// A baseline that sold nothing has no throughput or commands per sale
-	// to compare with.
 	base.Runs[0].SalesPerSec, base.Runs[0].CommandsPerSale = 0, 0
+	cur := gateResult(t, 1000, 100, 10)
 	cur.Runs[0].SalesPerSec = 1
 	g := Gate(base, cur, DefaultThresholds)
-	if !g.Pass() {
-		t.Errorf("regressions = %+v, want none", g.Regressions)
+	if want := []string{"atomic: not in the baseline, not compared"}; !g.Pass() || !reflect.DeepEqual(g.Notes, want) {
+		t.Errorf("regressions %+v, notes %q; want none, %q", g.Regressions, g.Notes, want)
 	}
-	want := []string{
-		"baseline ran with clients 20000, this run with 6: figures may not compare",
-		"atomic: not in the baseline, not compared",
+
+	// A baseline of another workload: its figures are not compared (a p99
+	// ten times worse passes), safety still is.
+	other := gateResult(t, 1000, 100, 10)
+	other.Config.Clients, other.Config.Faults = 20000, nil
+	slow := gateResult(t, 10_000, 100, 10)
+	g = Gate(other, slow, DefaultThresholds)
+	want := []string{"the baseline ran another workload (clients 20000 vs 6; faults none vs pause-holder): performance not compared, safety and liveness judged"}
+	if !g.Pass() || !reflect.DeepEqual(g.Notes, want) {
+		t.Errorf("regressions %+v, notes:\ngot  %q\nwant %q", g.Regressions, g.Notes, want)
 	}
-	if !reflect.DeepEqual(g.Notes, want) {
-		t.Errorf("notes:\ngot  %q\nwant %q", g.Notes, want)
+	failing := fixtureResult(t)
+	failing.Config.Clients = 20000
+	if g := Gate(other, failing, DefaultThresholds); g.Pass() {
+		t.Error("a failing run passed the gate against a baseline of another workload")
 	}
 }
 

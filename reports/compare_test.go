@@ -1,0 +1,42 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestComparisonJudgesNoFailingRun: a run that failed its checks (here
+// set-nx-ex, which oversold) gets no better or worse colour, whatever its
+// figures; a passing run's changes do; and a result of another workload
+// is named as such.
+func TestComparisonJudgesNoFailingRun(t *testing.T) {
+	a, b := fixtureResult(t), fixtureResult(t)
+	for i := range b.Runs {
+		b.Runs[i].Latency.Purchase.P99 /= 2 // everything twice as fast
+		b.Runs[i].SalesPerSec *= 2
+	}
+	b.Config.Clients = 600
+	c := newComparison([]*Source{{Result: a}, {Result: b}}, []string{"before", "after"})
+	judged := map[string]int{}
+	for _, row := range c.Rows {
+		cell := row.Cells[1]
+		want := "better"
+		if cell.Verdict != Pass {
+			want = "failed"
+		}
+		for name, m := range map[string]metricCell{"p99": cell.P99, "sales/s": cell.Sales} {
+			if m.Delta != "" && m.Class != want {
+				t.Errorf("%s %s: %s is %q, want %q", row.Impl, name, m.Delta, m.Class, want)
+			}
+			if m.Delta != "" {
+				judged[want]++
+			}
+		}
+	}
+	if judged["better"] == 0 || judged["failed"] == 0 {
+		t.Errorf("judged %v: want passing and failing runs both", judged)
+	}
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "after ran another workload than before (clients 6 vs 600)") {
+		t.Errorf("notes %q, want one naming the clients", c.Notes)
+	}
+}
