@@ -145,8 +145,22 @@ func WriteHTML(w io.Writer, opts HTMLOptions, sources ...*Source) error {
 	if len(sources) > 1 {
 		p.Compare = newComparison(sources, labels)
 	}
+	failed := 0
 	for i, src := range sources {
-		p.Sections = append(p.Sections, newSection(src, labels[i], fmt.Sprintf("r%d", i+1), len(sources) > 1, opts.OutDir))
+		sec := newSection(src, labels[i], fmt.Sprintf("r%d", i+1), len(sources) > 1, opts.OutDir)
+		if !sec.Pass {
+			failed++
+		}
+		p.Sections = append(p.Sections, sec)
+	}
+	// The browser tab leads with the verdict too.
+	switch {
+	case len(sources) == 1:
+		p.Title = verdictWord(p.Sections[0].Pass) + " · " + p.Title
+	case failed > 0:
+		p.Title = fmt.Sprintf("FAIL (%d of %d results) · %s", failed, len(sources), p.Title)
+	default:
+		p.Title = "pass · " + p.Title
 	}
 	return pageTemplate.Execute(w, p)
 }
@@ -197,13 +211,17 @@ type page struct {
 type section struct {
 	ID, Label string
 	Folded    bool
-	Header    []keyValue
-	Command   string
-	Verdicts  []verdictRow
-	Overview  template.HTML
-	Impls     []implView
-	Notes     []string
-	Matrix    *matrixView
+	// Headline leads the section: the verdict, what failed, the workload
+	// and the faults; Pass colours it.
+	Headline string
+	Pass     bool
+	Header   []keyValue
+	Command  string
+	Verdicts []verdictRow
+	Overview template.HTML
+	Impls    []implView
+	Notes    []string
+	Matrix   *matrixView
 }
 
 // matrixView is the truth table of a `lockbench matrix` result.
@@ -314,6 +332,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 	if n := c.Extra["repeat"]; n != "" {
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}
+	s.Headline, s.Pass = headline(r)
 	s.Matrix = newMatrixView(r.Matrix)
 	s.Overview = overviewChart(r.Runs)
 	for i := range r.Runs {
@@ -428,4 +447,52 @@ func link(dir, rel, outDir string) string {
 		return "file://" + filepath.ToSlash(absT)
 	}
 	return filepath.ToSlash(target)
+}
+
+// verdictWord is a verdict as the page shows it.
+func verdictWord(pass bool) string {
+	if pass {
+		return "pass"
+	}
+	return "FAIL"
+}
+
+// headline says in one line what a result found: the verdict, how many
+// implementations (or matrix cells) failed and which, the workload and
+// the faults.
+func headline(r *Result) (string, bool) {
+	var parts []string
+	pass := true
+	if len(r.Matrix) > 0 {
+		d := Differing(r.Matrix)
+		pass = d == 0
+		parts = append(parts, MatrixSummary(r.Matrix))
+	} else {
+		var failed []string
+		for _, run := range r.Runs {
+			if run.Verdict != Pass {
+				failed = append(failed, run.Impl)
+			}
+		}
+		pass = len(failed) == 0
+		n := int64(len(r.Runs))
+		switch {
+		case pass:
+			parts = append(parts, fmt.Sprintf("%s passed", words.Plural(n, "the implementation", fmt.Sprintf("all %d implementations", n))))
+		default:
+			parts = append(parts, fmt.Sprintf("%d of %s failed: %s", len(failed), words.Count(n, "implementation"), strings.Join(failed, ", ")))
+		}
+	}
+	c := r.Config
+	if c.Clients > 0 {
+		parts = append(parts, fmt.Sprintf("%s buyers, stock %s, %s", words.Commas(int64(c.Clients)), words.Commas(c.Stock), words.Count(c.Nodes, "node")))
+	}
+	faults := "no fault"
+	if len(c.Faults) > 0 {
+		faults = "faults: " + strings.Join(c.Faults, ", ")
+	}
+	if len(r.Matrix) == 0 {
+		parts = append(parts, faults)
+	}
+	return verdictWord(pass) + ": " + strings.Join(parts, " · "), pass
 }

@@ -120,6 +120,9 @@ func TestReportInBrowser(t *testing.T) {
 	if err := p.Eval(ctx, inspect, &got); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.HasPrefix(got.Title, "FAIL · ") {
+		t.Errorf("the page's title %q does not lead with the verdict", got.Title)
+	}
 	if !slices.Equal(got.Impls, impls) || !slices.Equal(got.Sections, impls) {
 		t.Errorf("verdict table lists %q, sections %q; want %q", got.Impls, got.Sections, impls)
 	}
@@ -159,8 +162,8 @@ func TestReportInBrowser(t *testing.T) {
 	if err := p.Eval(ctx, inspect, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Compare != len(impls) || got.Title != "lockbench comparison" {
-		t.Errorf("comparison lists %d implementations under %q, want %d under lockbench comparison", got.Compare, got.Title, len(impls))
+	if want := "FAIL (2 of 2 results) · lockbench comparison"; got.Compare != len(impls) || got.Title != want {
+		t.Errorf("comparison lists %d implementations under %q, want %d under %q", got.Compare, got.Title, len(impls), want)
 	}
 }
 
