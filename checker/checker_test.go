@@ -527,7 +527,7 @@ func crowd(n int) *history.History {
 // witnesses at once; a check given no time answers unknown, never ok.
 func TestCheckTimeout(t *testing.T) {
 	// porcupine agrees on a small crowd, where its search is short.
-	if got := searchInventory(crowd(40), saleOps(crowd(40)), time.Now(), time.Minute, false).Status; got != OK {
+	if got := searchInventory(saleOps(crowd(40)), 40, time.Now(), time.Minute, false).Status; got != OK {
 		t.Fatalf("porcupine on a crowd of 40: got %s, want ok", got)
 	}
 	if got := Check(crowd(3000), Options{}).Data.Linearizability.Status; got != OK {
@@ -596,11 +596,31 @@ func TestVisualize(t *testing.T) {
 	}
 }
 
+// TestVisualizeFocuses: the view of a lost update in a crowd of 3,000
+// concurrent sales (one segment, no quiescent point) draws the two
+// operations that read the same stock, not the crowd.
+func TestVisualizeFocuses(t *testing.T) {
+	h := crowd(3000)
+	h.Ops[2999].Stock = 17 // reads what the buyer of stock 17 read, and writes
+	var buf bytes.Buffer
+	if err := Visualize(&buf, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "c2999/a0 read 17") || !strings.Contains(buf.String(), "c16/a0 read 17") {
+		t.Error("the page does not show the two sales of stock 17")
+	}
+	if strings.Contains(buf.String(), "c1500/a0") {
+		t.Error("the page draws sales of other stocks")
+	}
+}
+
 func TestVisualizePinsTheNextSegment(t *testing.T) {
 	// Cut into chunks of one segment, the unanswered write's chunk ends
 	// with the stock the next chunk starts from; an impossible one is
 	// drawn as such.
 	withChunkOps(t, 1)
+	focusViews = false
+	t.Cleanup(func() { focusViews = true })
 	h := load(t, "ok-indeterminate-applied.jsonl")
 	h.Ops[3].Stock = 1 // the last buyer reads a unit that was sold
 	var buf bytes.Buffer

@@ -595,10 +595,19 @@ func lostUpdate(ops []saleOp) *Window {
 func checkInventory(h *history.History, timeout time.Duration, verbose bool) inventory {
 	begin := time.Now()
 	ops := saleOps(h)
+	st, w, f := witness(ops, h.Header.Stock)
 	if verbose {
-		return searchInventory(h, ops, begin, timeout, true)
+		// The view is of the operations that show the violation, where
+		// the witnesses name them: never a page of the whole history.
+		if st == Illegal && f != nil && focusViews {
+			sub := saleOps(h)
+			sub = slices.DeleteFunc(sub, func(o saleOp) bool { return o.in.blind() || o.in.stock > f.high || o.in.stock < f.low })
+			if res := searchInventory(sub, f.start, begin, timeout, true); res.Status == Illegal {
+				return res
+			}
+		}
+		return searchInventory(ops, h.Header.Stock, begin, timeout, true)
 	}
-	st, w := witness(ops, h.Header.Stock)
 	var res inventory
 	switch {
 	case st == OK && time.Since(begin) >= timeout:
@@ -614,7 +623,7 @@ func checkInventory(h *history.History, timeout time.Duration, verbose bool) inv
 		// The window is a courtesy: porcupine gets windowSearch at most,
 		// so that an illegal history of a million operations is not
 		// searched for as long as the whole check may take.
-		res = searchInventory(h, ops, time.Now(), min(windowSearch, timeout-time.Since(begin)), false)
+		res = searchInventory(ops, h.Header.Stock, time.Now(), min(windowSearch, timeout-time.Since(begin)), false)
 		if res.Status != Illegal {
 			res.Status, res.FirstIllegal = Illegal, w
 		}
@@ -624,13 +633,19 @@ func checkInventory(h *history.History, timeout time.Duration, verbose bool) inv
 	return res
 }
 
+// focusViews draws a violation from the operations the witnesses name
+// (see focus) rather than from the first illegal segment; a variable so
+// that tests can draw the segment.
+var focusViews = true
+
 // windowSearch bounds porcupine's search for the first illegal segment
 // of a history the witnesses found illegal.
 const windowSearch = 2 * time.Second
 
-// searchInventory is porcupine's check of ops, the sales of h, chunk by
-// chunk, against the deadline begin+timeout (see checkInventory).
-func searchInventory(h *history.History, ops []saleOp, begin time.Time, timeout time.Duration, verbose bool) inventory {
+// searchInventory is porcupine's check of ops, sales from a counter at
+// stock, chunk by chunk, against the deadline begin+timeout (see
+// checkInventory).
+func searchInventory(ops []saleOp, stock int64, begin time.Time, timeout time.Duration, verbose bool) inventory {
 	s := search{ops: ops, deadline: begin.Add(timeout), verbose: verbose}
 	starts := segments(s.ops)
 	s.Ops, s.Segments = len(s.ops), len(starts)
@@ -642,7 +657,7 @@ func searchInventory(h *history.History, ops []saleOp, begin time.Time, timeout 
 	cs := chunks(s.ops, starts, 0, len(starts), chunkOps)
 	var k int
 	var from []counter
-	s.Status, k, from, s.FirstIllegal = s.walk(cs, nil, []counter{{stock: h.Header.Stock}})
+	s.Status, k, from, s.FirstIllegal = s.walk(cs, nil, []counter{{stock: stock}})
 	if s.Status == Illegal && cs[k].segs[1]-cs[k].segs[0] > 1 {
 		// Narrow the report down to the first illegal segment of the
 		// chunk: the chunk is illegal if and only if one of them is.

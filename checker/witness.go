@@ -31,7 +31,7 @@ import (
 // condition, on gaps taken in order) is a violation. These are the
 // inventory model's rules (see inventoryModel) read off the witnesses;
 // TestWitnessAgreesWithPorcupine holds the two to the same verdicts.
-func witness(ops []saleOp, stock int64) (Status, *Window) {
+func witness(ops []saleOp, stock int64) (Status, *Window, *focus) {
 	var reads []saleOp
 	var blinds []int64 // the blind sales' calls
 	for _, o := range ops {
@@ -64,7 +64,7 @@ func witness(ops []saleOp, stock int64) (Status, *Window) {
 			case history.Applied:
 				if l.writer >= 0 {
 					a := reads[l.writer]
-					return Illegal, &Window{From: min(a.call, o.call), To: maxKnown(a, o)}
+					return Illegal, &Window{From: min(a.call, o.call), To: maxKnown(a, o)}, &focus{l.stock, l.stock, l.stock}
 				}
 				l.writer = i
 			case history.Indeterminate:
@@ -76,7 +76,7 @@ func witness(ops []saleOp, stock int64) (Status, *Window) {
 	}
 	if len(levels) > 0 && levels[0].stock > stock {
 		o := reads[0]
-		return Illegal, &Window{From: o.call, To: maxKnown(o)}
+		return Illegal, &Window{From: o.call, To: maxKnown(o)}, &focus{stock, levels[0].stock, levels[0].stock}
 	}
 
 	// Real time. Within a level, nothing is called after its applied
@@ -88,7 +88,7 @@ func witness(ops []saleOp, stock int64) (Status, *Window) {
 		w := reads[l.writer]
 		for _, o := range reads[l.lo:l.hi] {
 			if o.in != w.in && w.ret < o.call {
-				return Illegal, &Window{From: w.call, To: maxKnown(w, o)}
+				return Illegal, &Window{From: w.call, To: maxKnown(w, o)}, &focus{l.stock, l.stock, l.stock}
 			}
 		}
 	}
@@ -100,7 +100,12 @@ func witness(ops []saleOp, stock int64) (Status, *Window) {
 			hi := reads[at]
 			for _, o := range reads[l.lo:l.hi] {
 				if o.ret < latest {
-					return Illegal, &Window{From: min(o.call, hi.call), To: maxKnown(o, hi)}
+					// Blind sales may fill the levels between: no focus.
+					var f *focus
+					if len(blinds) == 0 {
+						f = &focus{hi.in.stock, hi.in.stock, l.stock}
+					}
+					return Illegal, &Window{From: min(o.call, hi.call), To: maxKnown(o, hi)}, f
 				}
 			}
 		}
@@ -152,10 +157,10 @@ func witness(ops []saleOp, stock int64) (Status, *Window) {
 		// (a counter at zero has none to give).
 		demand += need
 		if l.stock < 0 || demand > int64(supply) {
-			return Illegal, levelWindow(reads[l.lo:l.hi])
+			return Illegal, levelWindow(reads[l.lo:l.hi]), nil
 		}
 	}
-	return OK, nil
+	return OK, nil, nil
 }
 
 // maxKnown is the latest known instant of ops: their returns, or their
@@ -182,3 +187,8 @@ func levelWindow(ops []saleOp) *Window {
 	w.To = maxKnown(ops...)
 	return w
 }
+
+// focus names the operations that show a violation: those that read a
+// stock from high down to low, from a counter at start (no blind sale
+// among them). Drawn alone, they are illegal from there.
+type focus struct{ start, high, low int64 }

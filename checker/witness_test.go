@@ -98,8 +98,8 @@ func TestWitnessAgreesWithPorcupine(t *testing.T) {
 	var legal, illegal int
 	for i := range 20_000 {
 		h := smallSale(rng)
-		got, _ := witness(saleOps(h), h.Header.Stock)
-		want := searchInventory(h, saleOps(h), time.Now(), time.Minute, false).Status
+		got, _, _ := witness(saleOps(h), h.Header.Stock)
+		want := searchInventory(saleOps(h), h.Header.Stock, time.Now(), time.Minute, false).Status
 		if got != want {
 			b, _ := json.Marshal(h.Ops)
 			t.Fatalf("history %d (stock %d): witness %s, porcupine %s\n%s", i, h.Header.Stock, got, want, b)
