@@ -228,6 +228,23 @@ type section struct {
 type matrixView struct {
 	Summary string
 	Rows    []matrixRow
+	// Faults and Grid lay the cells out as implementations by faults;
+	// empty for a matrix of one row or one column.
+	Faults []string
+	Grid   []gridRowView
+}
+
+// gridRowView is one implementation across the faults.
+type gridRowView struct {
+	Impl  string
+	Cells []gridCellView
+}
+
+// gridCellView is one cell of the grid: its mark, whether it is as
+// expected, and what it expected and measured (empty Mark: no such cell).
+type gridCellView struct {
+	Mark, Title string
+	Match       bool
 }
 
 // matrixRow is one cell of the truth table.
@@ -246,6 +263,23 @@ func newMatrixView(cells []MatrixCell) *matrixView {
 		return nil
 	}
 	v := &matrixView{Summary: MatrixSummary(cells) + "."}
+	if g := NewGrid(cells); len(g.Rows) > 1 && len(g.Faults) > 1 {
+		v.Faults = g.Faults
+		for _, r := range g.Rows {
+			row := gridRowView{Impl: r.Impl}
+			for _, c := range r.Cells {
+				if c == nil {
+					row.Cells = append(row.Cells, gridCellView{})
+					continue
+				}
+				row.Cells = append(row.Cells, gridCellView{
+					Mark: MeasuredMark(c.Measured), Match: c.Match,
+					Title: fmt.Sprintf("%s: expected %s, measured %s", c.Cell, c.Expected, c.Measured),
+				})
+			}
+			v.Grid = append(v.Grid, row)
+		}
+	}
 	for _, c := range cells {
 		v.Rows = append(v.Rows, matrixRow{
 			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,

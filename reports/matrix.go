@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/words"
@@ -97,4 +98,83 @@ func (s *CellSweep) Summary() string {
 		return out + "; never broke"
 	}
 	return out + "; breaks at " + s.BreaksAt
+}
+
+// MeasuredMark is a measured verdict in one or two letters, for a grid:
+// ok (safe), L (overlap), D (oversell), L+D (both), X (deadlock), - (the
+// fault never fired), ? (undecided).
+func MeasuredMark(measured string) string {
+	lock, data := strings.Contains(measured, "overlap"), strings.Contains(measured, "oversell")
+	switch {
+	case lock && data:
+		return "L+D"
+	case lock:
+		return "L"
+	case data:
+		return "D"
+	case measured == "safe":
+		return "ok"
+	case measured == "deadlock":
+		return "X"
+	case strings.Contains(measured, "never fired"):
+		return "-"
+	}
+	return "?"
+}
+
+// MarkLegend says what MeasuredMark's letters mean.
+const MarkLegend = "ok: safe; L: overlap; D: oversell; L+D: both; X: deadlock; ?: unknown; -: the fault never fired"
+
+// Grid is a matrix as implementations (rows) by faults (columns).
+type Grid struct {
+	// Faults are the columns: none first, then in the cells' order.
+	Faults []string
+	Rows   []GridRow
+}
+
+// GridRow is one implementation (with its node count, where the cell
+// names one) across the faults.
+type GridRow struct {
+	Impl  string
+	Cells []*MatrixCell // nil where the matrix has no such cell
+}
+
+// NewGrid lays cells out as a grid.
+func NewGrid(cells []MatrixCell) Grid {
+	var g Grid
+	col := map[string]int{}
+	row := map[string]int{}
+	fault := func(c *MatrixCell) string {
+		f, _, _ := strings.Cut(c.Fault, ":")
+		if f == "" {
+			return "none"
+		}
+		return f
+	}
+	for i := range cells {
+		if f := fault(&cells[i]); !slices.Contains(g.Faults, f) {
+			g.Faults = append(g.Faults, f)
+		}
+	}
+	if i := slices.Index(g.Faults, "none"); i > 0 {
+		g.Faults = slices.Insert(slices.Delete(g.Faults, i, i+1), 0, "none")
+	}
+	for i, f := range g.Faults {
+		col[f] = i
+	}
+	for i := range cells {
+		c := &cells[i]
+		name, _, _ := strings.Cut(c.Cell, "/")
+		if _, nodes, ok := strings.Cut(c.Cell, "@"); ok {
+			name += "@" + nodes
+		}
+		r, ok := row[name]
+		if !ok {
+			r = len(g.Rows)
+			row[name] = r
+			g.Rows = append(g.Rows, GridRow{Impl: name, Cells: make([]*MatrixCell, len(g.Faults))})
+		}
+		g.Rows[r].Cells[col[fault(c)]] = c
+	}
+	return g
 }

@@ -488,6 +488,7 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	if o.sweep != nil {
 		writeSweep(w, result.Matrix, *o.sweep)
 	} else {
+		writeGrid(w, reports.NewGrid(result.Matrix))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
 		for _, c := range result.Matrix {
@@ -509,6 +510,34 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 		}
 	}
 	fmt.Fprintf(w, "\nreproduce: %s\n", result.Command)
+}
+
+// writeGrid prints a matrix of several implementations and faults as a
+// grid first, a row per implementation and a column per fault, each cell
+// what its run showed (! where that differs from the truth table); the
+// table that follows has each cell's figures.
+func writeGrid(w io.Writer, g reports.Grid) {
+	if len(g.Rows) < 2 || len(g.Faults) < 2 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMPL\t"+strings.Join(g.Faults, "\t"))
+	for _, r := range g.Rows {
+		row := []string{r.Impl}
+		for _, c := range r.Cells {
+			switch {
+			case c == nil:
+				row = append(row, "")
+			case c.Match:
+				row = append(row, reports.MeasuredMark(c.Measured))
+			default:
+				row = append(row, reports.MeasuredMark(c.Measured)+"!")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  %s; !: differs from the truth table\n\n", reports.MarkLegend)
 }
 
 func matchMark(c reports.MatrixCell) string {
@@ -547,27 +576,11 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 		fmt.Fprintln(tw, strings.Join(append(row, breaks, matchMark(c)), "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "  ok: safe; L: overlap; D: oversell; L+D: both; X: deadlock; ?: unknown; -: the fault never fired")
+	fmt.Fprintln(w, "  "+reports.MarkLegend)
 }
 
 // sweepMark is a sweep value's run in one or two letters.
-func sweepMark(p reports.SweepPoint) string {
-	switch p.Measured {
-	case faults.Safe.Label:
-		return "ok"
-	case faults.Overlap.Label:
-		return "L"
-	case faults.Oversell.Label:
-		return "D"
-	case faults.OverlapOversell.Label:
-		return "L+D"
-	case faults.Deadlock.Label:
-		return "X"
-	case notFired:
-		return "-"
-	}
-	return "?"
-}
+func sweepMark(p reports.SweepPoint) string { return reports.MeasuredMark(p.Measured) }
 
 // cellCommand is the run command that reproduces one cell.
 func (o *runOpts) cellCommand(c reports.MatrixCell) string {
