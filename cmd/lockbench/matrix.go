@@ -520,7 +520,8 @@ func writeGrid(w io.Writer, g reports.Grid) {
 	if len(g.Rows) < 2 || len(g.Faults) < 2 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "IMPL\t"+strings.Join(g.Faults, "\t"))
 	for _, r := range g.Rows {
 		row := []string{r.Impl}
@@ -537,6 +538,9 @@ func writeGrid(w io.Writer, g reports.Grid) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
+	}
 	fmt.Fprintf(w, "  %s; !: differs from the truth table\n\n", reports.MarkLegend)
 }
 
