@@ -11,27 +11,28 @@ import (
 // the regression gate fails it. A ratio is current over baseline.
 type Thresholds struct {
 	// MaxP99Ratio is the largest purchase p99 latency ratio that passes;
-	// DefaultThresholds has 2.5 (a p99 two and a half times the
-	// baseline's fails).
+	// DefaultThresholds has 4 (a p99 four times the baseline's fails).
 	MaxP99Ratio float64
 	// MinThroughputRatio is the smallest sales-per-second ratio that
 	// passes; DefaultThresholds has 0.6 (40% fewer sales per second
 	// fails).
 	MinThroughputRatio float64
 	// MaxCommandsRatio is the largest commands-per-sale ratio that passes;
-	// DefaultThresholds has 1.5 (50% more Redis commands per sale fails).
+	// DefaultThresholds has 1.75 (75% more Redis commands per sale
+	// fails).
 	MaxCommandsRatio float64
 }
 
 // DefaultThresholds are the gate's defaults, set from the noise measured
 // on a 2-core machine (scripts/gate-noise.sh): over 21 runs of one
-// workload, a run's p99 varied up to 2x (and 3.7x once), its sales per
-// second up to 1.44x and its commands per sale up to 1.37x, medians of
-// three alike. At these thresholds no baseline among those runs failed
-// more than one of the others; at 1.5, 0.8 and 1.25 the worst failed 16
-// of 20. They still catch a lock that loses 40% of its throughput or
-// takes half as many round trips again.
-var DefaultThresholds = Thresholds{MaxP99Ratio: 2.5, MinThroughputRatio: 0.6, MaxCommandsRatio: 1.5}
+// workload, a run's p99 varied up to 2x (3.7x once; medians of three up
+// to 2.9x), its sales per second up to 1.44x and its commands per sale up
+// to 1.63x. At these thresholds no run taken as the baseline failed any of
+// the others; at 1.5, 0.8 and 1.25 the worst failed 16 of 20. The tail is
+// the noisiest figure: throughput and round trips are the sharper
+// signals, and still catch a lock that loses 40% of its sales per second
+// or takes 75% more commands.
+var DefaultThresholds = Thresholds{MaxP99Ratio: 4, MinThroughputRatio: 0.6, MaxCommandsRatio: 1.75}
 
 // The metrics a Regression can name.
 const (

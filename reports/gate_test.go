@@ -35,21 +35,21 @@ func TestGate(t *testing.T) {
 		want    []Regression
 	}{
 		{"same figures pass", gateResult(t, 1000, 100, 10), nil},
-		{"within every threshold", gateResult(t, 2500, 60, 15), nil},
+		{"within every threshold", gateResult(t, 4000, 60, 17.5), nil},
 		{"better everywhere", gateResult(t, 10, 1000, 4), nil},
-		{"p99 over the limit", gateResult(t, 2501, 100, 10), []Regression{
-			{Impl: "lua", Metric: MetricP99, Baseline: 1000, Current: 2501, Limit: 2.5},
+		{"p99 over the limit", gateResult(t, 4001, 100, 10), []Regression{
+			{Impl: "lua", Metric: MetricP99, Baseline: 1000, Current: 4001, Limit: 4},
 		}},
 		{"throughput under the limit", gateResult(t, 1000, 59.9, 10), []Regression{
 			{Impl: "lua", Metric: MetricThroughput, Baseline: 100, Current: 59.9, Limit: 0.6},
 		}},
-		{"commands over the limit", gateResult(t, 1000, 100, 15.1), []Regression{
-			{Impl: "lua", Metric: MetricCommands, Baseline: 10, Current: 15.1, Limit: 1.5},
+		{"commands over the limit", gateResult(t, 1000, 100, 17.6), []Regression{
+			{Impl: "lua", Metric: MetricCommands, Baseline: 10, Current: 17.6, Limit: 1.75},
 		}},
 		{"all three", gateResult(t, 5000, 10, 40), []Regression{
-			{Impl: "lua", Metric: MetricP99, Baseline: 1000, Current: 5000, Limit: 2.5},
+			{Impl: "lua", Metric: MetricP99, Baseline: 1000, Current: 5000, Limit: 4},
 			{Impl: "lua", Metric: MetricThroughput, Baseline: 100, Current: 10, Limit: 0.6},
-			{Impl: "lua", Metric: MetricCommands, Baseline: 10, Current: 40, Limit: 1.5},
+			{Impl: "lua", Metric: MetricCommands, Baseline: 10, Current: 40, Limit: 1.75},
 		}},
 		{"a safety violation fails without a baseline run", failing, []Regression{
 			{Impl: "set-nx-ex", Metric: MetricSafety, Detail: "data safety violated, lock safety violated: " + strings.Join(trimmed, "; ")},

@@ -36,7 +36,7 @@ for name, runs in [("single runs", load(d + "/r1-*.json")), (f"medians of {repea
         rs = [r[impl] for r in runs]
         p, s, c = [x[0] for x in rs], [x[1] for x in rs], [x[2] for x in rs]
         print(f"  {impl:10} p99 {min(p)/1e3:.0f}-{max(p)/1e3:.0f} ms (x{max(p)/min(p):.2f})  sales/s {min(s):.0f}-{max(s):.0f} (x{max(s)/min(s):.2f})  cmd/sale {min(c):.1f}-{max(c):.1f} (x{max(c)/min(c):.2f})")
-    for th in [(1.5, 0.8, 1.25), (2.0, 0.67, 1.5), (2.5, 0.6, 1.5)]:
+    for th in [(1.5, 0.8, 1.25), (4, 0.6, 1.75)]:
         worst = []
         for impl in impls:
             rs = [r[impl] for r in runs]

@@ -89,7 +89,7 @@ func TestGate(t *testing.T) {
 			name:     "latency regression",
 			args:     []string{"--impl=watchdog,atomic", "--baseline=" + fastBaseline},
 			wantExit: exitFail,
-			want:     []string{"gate: FAIL against " + fastBaseline + ": 2 regressions", "  watchdog: p99 latency 1µs → ", "  atomic: p99 latency 1µs → ", "limit ×2.50)"},
+			want:     []string{"gate: FAIL against " + fastBaseline + ": 2 regressions", "  watchdog: p99 latency 1µs → ", "  atomic: p99 latency 1µs → ", "limit ×4.00)"},
 			notWant:  []string{"sales/s 0.0", "commands per sale", "safety"},
 			junit:    map[string]string{"watchdog": "watchdog: p99 latency 1µs → ", "atomic": "atomic: p99 latency 1µs → "},
 		},
@@ -292,7 +292,7 @@ func TestGateAndReportHelp(t *testing.T) {
 		t.Errorf("report --help: exit %d:\n%s", code, out)
 	}
 	code, out, _ = lockbench(t, "run", "--help")
-	for _, flag := range []string{"--baseline", "--max-p99-ratio float", "(default 2.5)", "--min-throughput-ratio", "(default 0.6)", "--max-commands-ratio", "(default 1.5)", "--junit", "--repeat", "--repeat=3 --baseline="} {
+	for _, flag := range []string{"--baseline", "--max-p99-ratio float", "(default 4)", "--min-throughput-ratio", "(default 0.6)", "--max-commands-ratio", "(default 1.75)", "--junit", "--repeat", "--repeat=3 --baseline="} {
 		if code != exitPass || !strings.Contains(out, flag) {
 			t.Errorf("run --help lacks %q", flag)
 		}
