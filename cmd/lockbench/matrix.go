@@ -586,7 +586,10 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 // sweepMark is a sweep value's run in one or two letters.
 func sweepMark(p reports.SweepPoint) string { return reports.MeasuredMark(p.Measured) }
 
-// cellCommand is the run command that reproduces one cell.
+// cellCommand is the run command that reproduces one cell: the cell's
+// implementation, fault and workload, the servers, and every other flag
+// the matrix was given (--hold, --attempts, --pool, the images...), by the
+// builder of every reproduce line.
 func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	co := *o
 	for _, tc := range faults.Truth {
@@ -595,28 +598,27 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		}
 	}
 	co.faults = c.Fault // under --sweep, with the value the cell's run had
-	parts := []string{"lockbench", "--impl=" + c.Impl}
+	set := [][2]string{{"impl", c.Impl}}
 	if co.faults != "" {
-		parts = append(parts, "--faults="+co.faults)
+		set = append(set, [2]string{"faults", co.faults})
 	}
-	parts = append(parts,
-		fmt.Sprintf("--nodes=%d", co.nodes), fmt.Sprintf("--clients=%d", co.clients), fmt.Sprintf("--stock=%d", co.stock),
-		"--ramp="+co.ramp.String(), fmt.Sprintf("--workers=%d", co.workers), "--ttl="+co.ttl.String(), "--timeout="+co.timeout.String(),
-		"--command-timeout="+co.cmdTimeout.String())
+	set = append(set,
+		[2]string{"nodes", fmt.Sprint(co.nodes)}, [2]string{"clients", fmt.Sprint(co.clients)}, [2]string{"stock", fmt.Sprint(co.stock)},
+		[2]string{"ramp", co.ramp.String()}, [2]string{"workers", fmt.Sprint(co.workers)}, [2]string{"ttl", co.ttl.String()},
+		[2]string{"timeout", co.timeout.String()}, [2]string{"command-timeout", co.cmdTimeout.String()})
 	switch o.backendKind {
 	case backendRedis:
-		parts = append(parts, "--redis="+o.redis)
+		set = append(set, [2]string{"redis", o.redis})
 	case backendDocker:
-		parts = append(parts, "--backend=docker", "--redis-image="+o.redisImage)
+		set = append(set, [2]string{"backend", "docker"}, [2]string{"redis-image", o.redisImage})
 	}
 	if o.zk != "" {
-		parts = append(parts, "--zk="+o.zk)
+		set = append(set, [2]string{"zk", o.zk})
 	}
+	var dsn string
 	if im, _ := locks.Lookup(c.Impl); im.Store == locks.StoreMySQL {
-		if dsn := o.dsnArg(); dsn != "" {
-			parts = append(parts, dsn)
-		}
+		dsn = o.dsnArg()
 	}
-	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
-	return strings.Join(parts, " ")
+	// The matrix's own flags, and the servers set above, are not the run's.
+	return o.commandLine(o.flags, set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, dsn)
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -78,6 +79,9 @@ type runOpts struct {
 	notRun  []string
 	// sweep is matrix --sweep, parsed; nil without it.
 	sweep *faults.Sweep
+	// flags are the command line's, kept by validate for the reproduce
+	// lines of the matrix's cells.
+	flags *pflag.FlagSet
 }
 
 const runExamples = `
@@ -175,6 +179,7 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) (help bool, 
 
 // validate checks the options and resolves the implementations.
 func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
+	o.flags = fs
 	var impls []locks.Impl
 	for _, name := range o.impls {
 		name = strings.TrimSpace(name)
@@ -619,21 +624,38 @@ func (o *runOpts) backend(ctx context.Context) (workload.Backend, error) {
 // command rebuilds the command line that reproduces the run: every flag
 // that was set, and the seed.
 func (o *runOpts) command(fs *pflag.FlagSet) string {
+	return o.commandLine(fs, nil, nil, o.dsnArg())
+}
+
+// notReproduced are the flags no reproduce line carries: the seed comes
+// last on its own, secrets are never printed (the DSN is written by
+// dsnArg), and outputs belong to the run that wrote them.
+var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
+
+// commandLine is the one builder of reproduce lines, the run's, the
+// matrix's and each cell's: lockbench, then set (flags the line must carry
+// with these values, in order), then every other flag given on fs's
+// command line that skip does not name, then the MySQL DSN (when not
+// empty), then the seed.
+func (o *runOpts) commandLine(fs *pflag.FlagSet, set [][2]string, skip []string, dsn string) string {
 	parts := []string{"lockbench"}
-	fs.VisitAll(func(f *pflag.Flag) {
-		switch f.Name {
-		case "seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile":
-			return
-		}
-		if f.Changed {
+	for _, kv := range set {
+		parts = append(parts, "--"+kv[0]+"="+kv[1])
+	}
+	if fs != nil {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) ||
+				slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == f.Name }) {
+				return
+			}
 			v := f.Value.String()
 			if sv, ok := f.Value.(pflag.SliceValue); ok {
 				v = strings.Join(sv.GetSlice(), ",")
 			}
 			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, v))
-		}
-	})
-	if dsn := o.dsnArg(); dsn != "" {
+		})
+	}
+	if dsn != "" {
 		parts = append(parts, dsn)
 	}
 	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))

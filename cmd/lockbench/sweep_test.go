@@ -93,3 +93,28 @@ func TestSweepMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestCellCommand: a cell's reproduce line is built by the one builder of
+// reproduce lines: the cell's own workload and fault, and every other
+// flag the matrix was given, never the matrix's own (--sweep, --junit).
+func TestCellCommand(t *testing.T) {
+	var o runOpts
+	fs := matrixFlags(&o)
+	if err := fs.Parse([]string{"--hold=1ms", "--attempts=2", "--pool=8", "--sweep=for=1x..2x", "--junit=x.xml", "--seed=9"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.validate(fs); err != nil {
+		t.Fatal(err)
+	}
+	got := o.cellCommand(reports.MatrixCell{Cell: "lua/pause-holder", Impl: "lua", Fault: "pause-holder:for=250ms"})
+	for _, want := range []string{"lockbench --impl=lua --faults=pause-holder:for=250ms --nodes=2 --clients=400 ", "--ttl=200ms", "--hold=1ms", "--attempts=2", "--pool=8", "--seed=9"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	for _, not := range []string{"--sweep", "--junit"} {
+		if strings.Contains(got, not) {
+			t.Errorf("%q carries the matrix's %s", got, not)
+		}
+	}
+}
