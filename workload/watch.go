@@ -16,7 +16,8 @@ var errServerLost = fmt.Errorf("%w: the server stopped answering", ErrUnreachabl
 const watchEvery = 250 * time.Millisecond
 
 // lostAfter is how long the inventory's server may go without answering
-// before the sale is cut short: two command timeouts, and 5 s at least, so that a busy machine or a slow command is not taken for a dead
+// before the sale is cut short: two command timeouts, and 5 s at least,
+// so that a busy machine or a slow command is not taken for a dead
 // server. A server a fault pauses or restarts is given the fault's length
 // on top (see quiet).
 func (r *run) lostAfter() time.Duration {
