@@ -199,6 +199,9 @@ func (r *Redis) Name() string {
 	return fmt.Sprintf("redis %s in docker (%s)", r.ext.Version(), r.image)
 }
 
+// Version implements workload.Server.
+func (r *Redis) Version() string { return r.ext.Version() }
+
 // Options implements workload.Backend.
 func (r *Redis) Options() *redis.Options { return r.ext.Options() }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/internal/zkver"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -85,7 +85,7 @@ func startZooKeeper(ctx context.Context, image string, port int, addr string) (*
 	if err != nil {
 		return nil, err
 	}
-	return &ZooKeeper{image: image, addr: addr, ctr: ctr, version: locks.ZooKeeperVersion(addr, 2*time.Second)}, nil
+	return &ZooKeeper{image: image, addr: addr, ctr: ctr, version: zkver.Get(addr, 2*time.Second)}, nil
 }
 
 // zooConfig is the standalone server's zoo.cfg; dataDir /data exists in

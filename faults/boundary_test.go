@@ -194,13 +194,13 @@ func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj, err := New(specs, Env{Lease: size.lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: seed}, b)
+	inj, err := New(specs, Env{Lease: size.lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: seed}, workload.Target{Store: b, Routed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inj.Close() })
 	h, err := workload.Run(t.Context(), workload.Config{
-		Impl: im, Backend: b, Prefix: "t:", Clients: size.clients, Nodes: 2, Workers: 20, Pool: 16,
+		Name: im.Name, Sale: workload.LockSale(im), Servers: &workload.Servers{Redis: b}, Prefix: "t:", Clients: size.clients, Nodes: 2, Workers: 20, Pool: 16,
 		Stock: int64(size.stock), Attempts: 1, Ramp: 300 * time.Millisecond, TTL: size.lease, Timeout: size.timeout,
 		CommandTimeout: 500 * time.Millisecond, Injector: inj,
 	})

@@ -31,9 +31,9 @@ type Fault interface {
 	Summary() string
 	// Params lists the parameters the fault accepts.
 	Params() []Param
-	// Available returns nil when the fault can be injected on b, or an
+	// Available returns nil when the fault can be injected on t, or an
 	// error wrapping ErrUnavailable that says why not.
-	Available(b workload.Backend) error
+	Available(t workload.Target) error
 
 	plan(s Spec, env Env, seed uint64) (plan, error)
 }

@@ -74,7 +74,7 @@ func TestNodeOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := embedded(t)
-	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, b); !errors.Is(err, ErrParam) {
+	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true}); !errors.Is(err, ErrParam) {
 		t.Errorf("New with node 2 of 2: error = %v, want ErrParam", err)
 	}
 }
@@ -104,16 +104,40 @@ type unavailable struct{ workload.Backend }
 
 func TestAvailability(t *testing.T) {
 	b := embedded(t)
-	for _, f := range All {
-		if err := f.Available(b); err != nil {
-			t.Errorf("%s on the embedded server: %v, want available", f.Name(), err)
+	tests := []struct {
+		name   string
+		target workload.Target
+		refuse []Fault
+	}{
+		{"embedded", workload.Target{Store: b, Routed: true}, nil},
+		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true}, []Fault{ServerPause, Restart}},
+		{"a store the proxy cannot reach", workload.Target{Store: b}, []Fault{Latency, Partition}},
+	}
+	for _, tt := range tests {
+		for _, f := range All {
+			err := f.Available(tt.target)
+			if slices.Contains(tt.refuse, f) {
+				if !errors.Is(err, ErrUnavailable) {
+					t.Errorf("%s on %s: error = %v, want ErrUnavailable", f.Name(), tt.name, err)
+				}
+			} else if err != nil {
+				t.Errorf("%s on %s: %v, want available", f.Name(), tt.name, err)
+			}
 		}
 	}
-	for _, f := range []Fault{ServerPause, Restart} {
-		if err := f.Available(unavailable{b}); !errors.Is(err, ErrUnavailable) {
-			t.Errorf("%s on a backend that cannot: error = %v, want ErrUnavailable", f.Name(), err)
-		}
+}
+
+// saleOf is the sale of the implementation called name: a lock's, or one
+// of the sales without a lock.
+func saleOf(t *testing.T, name string) workload.Sale {
+	t.Helper()
+	switch name {
+	case "none":
+		return workload.NoLock()
+	case "atomic":
+		return workload.Atomic()
 	}
+	return workload.LockSale(lookup(t, name))
 }
 
 func embedded(t *testing.T) *workload.Embedded {
@@ -218,19 +242,18 @@ func (s *sampler) commandsBetween(node int, from, to int64) int64 {
 func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.History, *sampler) {
 	t.Helper()
 	b := embedded(t)
-	im := lookup(t, impl)
 	specs, err := Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, b)
+	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inj.Close() })
 	s := &sampler{Injector: inj}
 	h, err := workload.Run(t.Context(), workload.Config{
-		Impl: im, Backend: b, Prefix: "t:", Clients: 600, Nodes: 2, Workers: 50, Pool: 16,
+		Name: impl, Sale: saleOf(t, impl), Servers: &workload.Servers{Redis: b}, Prefix: "t:", Clients: 600, Nodes: 2, Workers: 50, Pool: 16,
 		Stock: 450, Attempts: 1, Ramp: time.Second, TTL: lease, Timeout: 20 * time.Second,
 		CommandTimeout: 500 * time.Millisecond, Injector: s,
 	})

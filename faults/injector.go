@@ -35,12 +35,13 @@ type Injector struct {
 }
 
 // New prepares the injections of specs for one run. It fails with
-// ErrUnavailable when backend cannot do one of them, and with ErrParam
-// when a parameter does not fit the run (a node that does not exist).
-func New(specs []Spec, env Env, backend workload.Backend) (*Injector, error) {
+// ErrUnavailable when the run's target cannot take one of them, and with
+// ErrParam when a parameter does not fit the run (a node that does not
+// exist).
+func New(specs []Spec, env Env, target workload.Target) (*Injector, error) {
 	in := &Injector{}
 	for i, s := range specs {
-		if err := s.Fault.Available(backend); err != nil {
+		if err := s.Fault.Available(target); err != nil {
 			return nil, err
 		}
 		p, err := s.Fault.plan(s, env, streamSeed(env.Seed, s.Fault.Name(), i))

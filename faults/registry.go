@@ -13,7 +13,7 @@ type fault struct {
 	name    string
 	summary string
 	params  []Param
-	needs   func(workload.Backend) error // nil: every backend
+	needs   func(workload.Target) error // nil: every target
 	build   func(v values, seed uint64) (plan, error)
 }
 
@@ -21,11 +21,22 @@ func (f *fault) Name() string    { return f.name }
 func (f *fault) Summary() string { return f.summary }
 func (f *fault) Params() []Param { return f.params }
 
-func (f *fault) Available(b workload.Backend) error {
+func (f *fault) Available(t workload.Target) error {
 	if f.needs == nil {
 		return nil
 	}
-	return f.needs(b)
+	return f.needs(t)
+}
+
+// routed is the need of the faults that act through the fault proxy: the
+// nodes must reach their servers by addresses the proxy can stand in for.
+func routed(name string) func(workload.Target) error {
+	return func(t workload.Target) error {
+		if !t.Routed {
+			return fmt.Errorf("%w: %s acts on the link to a Redis or ZooKeeper through lockbench's fault proxy, and the nodes reach %s directly", ErrUnavailable, name, t)
+		}
+		return nil
+	}
 }
 
 func (f *fault) plan(s Spec, env Env, seed uint64) (plan, error) {
@@ -116,9 +127,9 @@ var (
 				def: func(v values) string { return round(v.env.CommandTimeout * 3 / 2).String() }},
 			pOnce, pAfter, pEvery,
 		},
-		needs: func(b workload.Backend) error {
-			if _, ok := b.(workload.Pauser); !ok {
-				return fmt.Errorf("%w: server-pause needs a server lockbench can pause (%s cannot)", ErrUnavailable, b.Name())
+		needs: func(t workload.Target) error {
+			if !t.Pausable() {
+				return fmt.Errorf("%w: server-pause needs a server lockbench can pause (%s cannot)", ErrUnavailable, t)
 			}
 			return nil
 		},
@@ -132,9 +143,9 @@ var (
 		params: []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")},
 			pFor("on several servers: longest wait for a second holder"),
 			{Name: "node", Doc: "on several servers: the node cut off from a minority, whose holder loses a server", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(b workload.Backend) error {
-			if !workload.Restartable(b) {
-				return fmt.Errorf("%w: restart needs a server lockbench started itself, --backend=embedded or docker (%s is not)", ErrUnavailable, b.Name())
+		needs: func(t workload.Target) error {
+			if !t.Restartable() {
+				return fmt.Errorf("%w: restart needs a server lockbench started itself, --backend=embedded or docker (%s is not)", ErrUnavailable, t)
 			}
 			return nil
 		},
@@ -152,6 +163,7 @@ var (
 			{Name: "after", Doc: "when the delay starts", Default: "0s", kind: durationKind, def: fixed("0s")},
 			{Name: "for", Doc: "how long it lasts; 0 is until the end", Default: "0s", kind: durationKind, def: fixed("0s")},
 		},
+		needs: routed("latency"),
 		build: latency,
 	}
 	// Partition cuts one node off the server while one of its clients
@@ -160,6 +172,7 @@ var (
 		name:    "partition",
 		summary: "cut between a holder's node and the server (toxiproxy in process): its commands are lost, outcomes unknown",
 		params:  []Param{pFor("cut length"), pOnce, pAfter, pEvery, pNode},
+		needs:   routed("partition"),
 		build:   newPartition,
 	}
 )

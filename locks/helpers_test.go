@@ -129,7 +129,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, s *server)) {
 func lockImpls() []locks.Impl {
 	var out []locks.Impl
 	for _, im := range locks.All() {
-		if im.Guard == locks.GuardLock && !im.ZooKeeper {
+		if im.Uses != locks.UsesZooKeeper {
 			out = append(out, im)
 		}
 	}

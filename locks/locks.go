@@ -2,7 +2,9 @@
 // variant the seed articles build, each with its known bug kept on purpose,
 // next to the designs that are actually safe.
 //
-// An implementation is described by an Impl in the registry (All, Lookup).
+// A lock algorithm is described by an Impl in the registry (All, Lookup);
+// the sales that guard nothing with a lock (none, atomic, the SQL sales)
+// are the workload's, not locks.
 // Each simulated node creates its own Locker from an Env that carries the
 // node's Redis client, clock and fault probe, so that nodes share nothing
 // but the server, as separate service instances would.
@@ -127,21 +129,23 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
-// Guard says how an implementation protects the sale.
-type Guard uint8
+// Uses says which servers a lock lives on.
+type Uses uint8
 
-// The kinds of guard.
+// The servers a lock can live on.
 const (
-	// GuardLock means the sale's read-modify-write runs under a Locker.
-	GuardLock Guard = iota
-	// GuardNone means nothing protects the sale.
-	GuardNone
-	// GuardAtomic means the store checks and decrements in one step; there
-	// is no lock.
-	GuardAtomic
+	// UsesRedis is one Redis: Env.Redis.
+	UsesRedis Uses = iota
+	// UsesServers is several independent Redis servers, one client of
+	// each in Env.Servers (redlock); given none, the lock runs on
+	// Env.Redis alone.
+	UsesServers
+	// UsesZooKeeper is a ZooKeeper: Env.ZooKeeper.
+	UsesZooKeeper
 )
 
-// Impl describes one implementation.
+// Impl describes one lock algorithm: what the seeds call it, how it
+// departs from them, and how a node makes its Locker.
 type Impl struct {
 	// Name is the --impl value.
 	Name string
@@ -151,28 +155,19 @@ type Impl struct {
 	Seed string
 	// Notes record where the implementation departs from its seed, and why.
 	Notes string
-	// Guard says how the sale is protected.
-	Guard Guard
 	// Reentrant is true when an owner may acquire the lock it holds.
 	Reentrant bool
-	// Fenced is true when leases carry fencing tokens that the store checks.
+	// Fenced is true when leases carry fencing tokens for the store to
+	// check.
 	Fenced bool
-	// MultiServer is true when the implementation runs on several
-	// independent servers (Env.Servers) instead of one, as redlock does.
-	MultiServer bool
-	// ZooKeeper is true when the lock lives in ZooKeeper: New needs
-	// Env.ZooKeeper (the inventory stays in Redis).
-	ZooKeeper bool
+	// Uses says where the lock lives.
+	Uses Uses
 	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
 	DefaultTTL time.Duration
-	// Store is where the inventory lives; the zero value is Redis.
-	Store Store
-	// SQL is the sale of a StoreMySQL implementation.
-	SQL SQLSale
 	// Scripts are the Lua scripts the implementation runs, for preloading.
 	Scripts []*redis.Script
 	// New makes a node's Locker; ctx bounds its set-up only (a
-	// subscription, say). Nil for GuardNone and GuardAtomic.
+	// subscription, say).
 	New func(ctx context.Context, env Env) (Locker, error)
 }
 

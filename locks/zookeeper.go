@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"strings"
@@ -499,30 +498,6 @@ func (c *gatedConn) Write(p []byte) (int, error) {
 func (c *gatedConn) Close() error {
 	c.closed.Store(true)
 	return c.Conn.Close()
-}
-
-// ZooKeeperVersion asks the server at addr for its version with the srvr
-// four-letter word. It returns "" when the server does not answer it
-// (four-letter words must be whitelisted: 4lw.commands.whitelist=srvr).
-func ZooKeeperVersion(addr string, timeout time.Duration) string {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout))
-	if _, err := io.WriteString(c, "srvr"); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(c, 4096))
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Zookeeper version: "); ok {
-			v, _, _ = strings.Cut(v, ",")
-			v, _, _ = strings.Cut(v, "-")
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // The registry's notes on the two ZooKeeper implementations.

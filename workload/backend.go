@@ -23,20 +23,20 @@ var (
 	ErrPrefixInUse = errors.New("workload: key prefix already holds keys")
 	// ErrCrashed is the cause a fault gives when it kills a client.
 	ErrCrashed = errors.New("workload: client crashed")
+	// ErrMissingServer means a sale was run without a server it needs.
+	ErrMissingServer = errors.New("workload: a server the sale needs is missing")
 	// ErrUnsupported means the backend cannot do what a fault asked (pause
 	// or restart its server).
 	ErrUnsupported = errors.New("workload: not supported by this backend")
 )
 
-// Backend is the server that holds the inventory and the locks.
+// Backend is a Redis server: the inventory of the Redis sales and the
+// locks that live in Redis.
 type Backend interface {
-	// Name says what the server is, for the summary.
-	Name() string
+	Server
 	// Options returns client options that reach the server; the caller
 	// sets pool sizes and hooks.
 	Options() *redis.Options
-	// Close stops the server if the backend started it.
-	Close() error
 }
 
 // Pauser is a backend that can stop its server from answering for a while,
@@ -116,6 +116,9 @@ func (e *Embedded) tick() {
 
 // Name implements Backend.
 func (e *Embedded) Name() string { return "embedded (miniredis)" }
+
+// Version implements Server: the embedded server is miniredis.
+func (e *Embedded) Version() string { return "miniredis" }
 
 // Options implements Backend.
 func (e *Embedded) Options() *redis.Options { return clientOptions(e.m.Addr(), "") }

@@ -78,6 +78,9 @@ func (c *Cluster) Name() string {
 	return fmt.Sprintf("%d servers: %s", len(c.servers), strings.Join(names, "; "))
 }
 
+// Version implements Server: the main server's.
+func (c *Cluster) Version() string { return c.servers[0].Version() }
+
 // Options implements Backend: the main server's.
 func (c *Cluster) Options() *redis.Options { return c.servers[0].Options() }
 
@@ -150,10 +153,14 @@ type clusterRun struct {
 // servers returns the backends the sale's lock runs on: all of a
 // cluster's for a multi-server lock, else the backend alone.
 func (r *run) servers() []Backend {
-	if c, ok := r.cfg.Backend.(*Cluster); ok && r.cfg.Impl.MultiServer {
+	b := r.cfg.Servers.Redis
+	if b == nil {
+		return nil
+	}
+	if c, ok := b.(*Cluster); ok && r.cfg.Sale.Needs().Has(NeedsRedisServers) {
 		return c.servers
 	}
-	return []Backend{r.cfg.Backend}
+	return []Backend{b}
 }
 
 // prepareServers readies the servers other than the main one: the prefix
@@ -163,12 +170,18 @@ func (r *run) prepareServers(ctx context.Context) (cleanup func(), err error) {
 	r.cluster.backends = r.servers()
 	r.cluster.admin = []*redis.Client{r.admin}
 	cleanup = func() {
+		if len(r.cluster.admin) < 2 {
+			return
+		}
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		for _, a := range r.cluster.admin[1:] {
 			clearPrefix(c, a, r.keys.prefix)
 			a.Close()
 		}
+	}
+	if len(r.cluster.backends) < 2 {
+		return cleanup, nil
 	}
 	for i, b := range r.cluster.backends[1:] {
 		a := redis.NewClient(b.Options())
@@ -183,7 +196,7 @@ func (r *run) prepareServers(ctx context.Context) (cleanup func(), err error) {
 		if err := clearPrefix(ctx, a, r.keys.prefix); err != nil {
 			return cleanup, fmt.Errorf("%w: server %d: %v", ErrUnreachable, i+1, err)
 		}
-		for _, s := range r.cfg.Impl.Scripts {
+		for _, s := range r.cfg.Sale.scripts() {
 			if err := s.Load(ctx, a).Err(); err != nil {
 				return cleanup, fmt.Errorf("%w: server %d: loading scripts: %v", ErrUnreachable, i+1, err)
 			}
@@ -282,7 +295,7 @@ func (c *Controls) DeleteLockOn(ctx context.Context, servers ...int) error {
 // RestartServerAt restarts server i of the lock's servers (0 is the main
 // one) without persistence, when the backend can.
 func (c *Controls) RestartServerAt(ctx context.Context, i int) error {
-	if cl, ok := c.r.cfg.Backend.(*Cluster); ok {
+	if cl, ok := c.r.cfg.Servers.Redis.(*Cluster); ok {
 		if i == 0 {
 			c.r.quiet(c.r.lostAfter())
 		}

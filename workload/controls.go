@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/locks"
 )
 
 // Controls are the levers a fault injector pulls on a running sale. Each
@@ -89,14 +88,11 @@ func (c *Controls) LockHeld(ctx context.Context) (bool, error) {
 	return n > 0, err
 }
 
-// PauseServer stops the server from answering for d, when the backend can
-// (see Pauser); for a StoreMySQL implementation the server is MySQL.
+// PauseServer stops the server that holds the inventory from answering
+// for d, when it can (see Pauser): the Redis, or the MySQL of a SQL sale.
 func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
 	c.r.quiet(d + c.r.lostAfter())
-	if c.r.cfg.Impl.Store == locks.StoreMySQL {
-		return c.r.cfg.MySQL.Pause(ctx, d)
-	}
-	p, ok := c.r.cfg.Backend.(Pauser)
+	p, ok := c.r.store.(Pauser)
 	if !ok {
 		return ErrUnsupported
 	}
@@ -107,7 +103,7 @@ func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
 // can (see Restarter).
 func (c *Controls) RestartServer(ctx context.Context) error {
 	c.r.quiet(c.r.lostAfter())
-	rs, ok := c.r.cfg.Backend.(Restarter)
+	rs, ok := c.r.store.(Restarter)
 	if !ok {
 		return ErrUnsupported
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -27,7 +26,6 @@ func TestCutBy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			im, _ := locks.Lookup("atomic")
 			b, err := workload.StartEmbedded()
 			if err != nil {
 				t.Fatal(err)
@@ -40,7 +38,7 @@ func TestCutBy(t *testing.T) {
 				defer cancel()
 			}
 			h, err := workload.Run(ctx, workload.Config{
-				Impl: im, Backend: b, Prefix: "cut:", Clients: 20, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
+				Name: "atomic", Sale: workload.Atomic(), Servers: &workload.Servers{Redis: b}, Prefix: "cut:", Clients: 20, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
 				Ramp: tt.ramp, Timeout: tt.timeout, CommandTimeout: time.Second,
 			})
 			if err != nil {

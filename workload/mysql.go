@@ -125,6 +125,13 @@ func (m *MySQL) SetPauser(pause func(ctx context.Context, d time.Duration) error
 	m.pause = pause
 }
 
+// pausable reports whether SetPauser gave a way to pause the server.
+func (m *MySQL) pausable() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pause != nil
+}
+
 // Pause implements Pauser when SetPauser gave a way; otherwise it fails
 // with ErrUnsupported.
 func (m *MySQL) Pause(ctx context.Context, d time.Duration) error {

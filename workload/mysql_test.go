@@ -14,7 +14,6 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/mysqltest"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -43,17 +42,14 @@ func dialMySQL(t *testing.T, srv *mysqltest.Server, db string) *workload.MySQL {
 // saleConfig is a small two-node sale with many concurrent buyers.
 func saleConfig(t *testing.T, impl string, m *workload.MySQL, clients int, stock int64) workload.Config {
 	t.Helper()
-	im, ok := locks.Lookup(impl)
+	kinds := map[string]workload.SQLKind{"mysql": workload.SQLConditional, "mysql-for-update": workload.SQLForUpdate, "mysql-version": workload.SQLVersion}
+	kind, ok := kinds[impl]
 	if !ok {
-		t.Fatalf("no impl %s", impl)
+		t.Fatalf("no SQL sale %s", impl)
 	}
-	b, err := workload.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	// A SQL sale runs on MySQL alone: no Redis is given.
 	return workload.Config{
-		Impl: im, Backend: b, MySQL: m, Prefix: "test:",
+		Name: impl, Sale: workload.SQLSale(kind), Servers: &workload.Servers{MySQL: m}, Prefix: "test:",
 		Clients: clients, Nodes: 2, Workers: 20, Pool: 16, Stock: stock, Attempts: 1,
 		Ramp: 200 * time.Millisecond, Timeout: 60 * time.Second, CommandTimeout: 5 * time.Second,
 	}
@@ -177,15 +173,14 @@ func TestMySQLTablesInUse(t *testing.T) {
 }
 
 func TestMySQLNeedsServer(t *testing.T) {
-	im, _ := locks.Lookup("mysql")
 	b, err := workload.StartEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	_, err = workload.Run(t.Context(), workload.Config{Impl: im, Backend: b, Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second})
-	if !errors.Is(err, workload.ErrNoMySQL) {
-		t.Errorf("Run without MySQL: error %v, want ErrNoMySQL", err)
+	_, err = workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: workload.SQLSale(workload.SQLConditional), Servers: &workload.Servers{Redis: b}, Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second})
+	if !errors.Is(err, workload.ErrMissingServer) {
+		t.Errorf("Run without MySQL: error %v, want ErrMissingServer", err)
 	}
 }
 
@@ -234,9 +229,13 @@ func TestMySQLUnderFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Availability is judged on the Redis backend; the pause itself
-			// goes to MySQL (Controls.PauseServer), through the pauser set above.
-			inj, err := faults.New(specs, faults.Env{Lease: 200 * time.Millisecond, CommandTimeout: cfg.CommandTimeout, Nodes: cfg.Nodes, Seed: 1}, cfg.Backend)
+			// The pause goes to MySQL, the sale's store, through the pauser
+			// set above.
+			target, err := cfg.Servers.Target(cfg.Sale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inj, err := faults.New(specs, faults.Env{Lease: 200 * time.Millisecond, CommandTimeout: cfg.CommandTimeout, Nodes: cfg.Nodes, Seed: 1}, target)
 			if err != nil {
 				t.Fatal(err)
 			}

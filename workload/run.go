@@ -20,13 +20,13 @@ import (
 // values of the optional fields are documented on each; Defaults fills the
 // rest as seed 003 ran it.
 type Config struct {
-	// Impl guards the sale.
-	Impl locks.Impl
-	// Backend holds the inventory and the locks.
-	Backend Backend
-	// MySQL holds the inventory instead of Backend for the implementations
-	// whose Store is locks.StoreMySQL; nil when no MySQL was given.
-	MySQL *MySQL
+	// Name is the implementation's name, for the history and the keys.
+	Name string
+	// Sale is the implementation's sale protocol.
+	Sale Sale
+	// Servers are the servers the sale runs on; it uses those its Needs
+	// name.
+	Servers *Servers
 	// Prefix is put before every key; the run adds the impl's name to it.
 	Prefix string
 	// Force deletes keys already under the prefix instead of refusing.
@@ -60,9 +60,6 @@ type Config struct {
 	// a command that runs out has an unknown outcome. Zero means 3 s,
 	// go-redis's default.
 	CommandTimeout time.Duration
-	// ZooKeeper is the server of the implementations whose lock lives in
-	// ZooKeeper; nil when the run has none.
-	ZooKeeper *ZooKeeper
 	// Injector, if set, injects faults.
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.
@@ -71,7 +68,9 @@ type Config struct {
 
 // Progress is a snapshot of a running sale.
 type Progress struct {
-	Impl     string
+	Impl string
+	// Started is when the sale began: a new value is a new sale.
+	Started  time.Time
 	Elapsed  time.Duration
 	Arrived  int64
 	Finished int64
@@ -130,6 +129,7 @@ type run struct {
 	faults                  faultLog
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
 	inv                     inventory
+	store                   Server // the server that holds the inventory
 	controls                *Controls
 	cluster                 clusterRun // the servers of a multi-server lock
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
@@ -150,23 +150,27 @@ func (r *run) arrival(i int) int64 {
 // fails shows in the history, not here. When ctx ends or Timeout passes
 // the sale is cut short, and the history holds what was recorded.
 func Run(ctx context.Context, cfg Config) (*history.History, error) {
-	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Impl.Name + ":")}
-	r.controls = &Controls{r: r}
-	admin := redis.NewClient(cfg.Backend.Options())
-	defer admin.Close()
-	r.admin = admin
-	backend := cfg.Backend.Name()
-	r.inv = &redisInventory{c: admin, k: &r.keys, scripts: cfg.Impl.Scripts}
-	if cfg.Impl.Store == locks.StoreMySQL {
-		if cfg.MySQL == nil {
-			return nil, ErrNoMySQL
-		}
-		inv, err := cfg.MySQL.inventory()
-		if err != nil {
-			return nil, err
-		}
-		r.inv, backend = inv, cfg.MySQL.Name()
+	if cfg.Sale == nil {
+		return nil, errors.New("workload: no sale")
 	}
+	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
+		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
+	}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":")}
+	r.controls = &Controls{r: r}
+	target, err := cfg.Servers.Target(cfg.Sale)
+	if err != nil {
+		return nil, err
+	}
+	r.store = target.Store
+	if cfg.Sale.Needs().Has(NeedsRedis) {
+		r.admin = redis.NewClient(cfg.Servers.Redis.Options())
+		defer r.admin.Close()
+	}
+	if r.inv, err = cfg.Sale.inventory(r); err != nil {
+		return nil, err
+	}
+	backend := r.store.Name()
 	setup, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := r.inv.prepare(setup, cfg.Stock, cfg.Force); err != nil {
@@ -225,9 +229,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	h := &history.History{
 		Header: history.Header{
 			Schema:   history.SchemaVersion,
-			Impl:     cfg.Impl.Name,
-			Lockless: cfg.Impl.Guard != locks.GuardLock,
-			Fenced:   cfg.Impl.Fenced,
+			Impl:     cfg.Name,
 			Backend:  backend,
 			Nodes:    cfg.Nodes,
 			Clients:  cfg.Clients,
@@ -240,6 +242,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		Faults: r.faults.list(),
 		Ops:    r.compact(),
 	}
+	cfg.Sale.describe(&h.Header)
 	for _, n := range r.nodes {
 		h.Header.Commands += n.commands.Load()
 	}
@@ -264,53 +267,31 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 }
 
 func (r *run) startNodes(ctx context.Context) error {
-	pool := r.cfg.Pool
 	for i := 0; i < r.cfg.Nodes; i++ {
 		var id [8]byte
 		rand.Read(id[:])
 		n := &node{id: i, uuid: hex.EncodeToString(id[:])}
-		opts := r.cfg.Backend.Options()
-		opts.PoolSize = pool
-		if t := r.cfg.CommandTimeout; t > 0 {
-			opts.ReadTimeout, opts.WriteTimeout = t, t
-		}
-		if rt, ok := r.cfg.Injector.(Router); ok {
-			addr, err := rt.Route(i, opts.Addr)
-			if err != nil {
-				return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
-			}
-			opts.Addr = addr
-		}
-		n.client = redis.NewClient(opts)
-		n.client.AddHook(hook{n})
-		n.servers = r.serverClients(n, n.client)
 		r.nodes = append(r.nodes, n)
-		if r.cfg.Impl.Store == locks.StoreMySQL {
-			if err := r.openSQL(n); err != nil {
-				return err
+		if r.admin != nil {
+			opts := r.cfg.Servers.Redis.Options()
+			opts.PoolSize = r.cfg.Pool
+			if t := r.cfg.CommandTimeout; t > 0 {
+				opts.ReadTimeout, opts.WriteTimeout = t, t
 			}
+			if rt, ok := r.cfg.Injector.(Router); ok {
+				addr, err := rt.Route(i, opts.Addr)
+				if err != nil {
+					return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+				}
+				opts.Addr = addr
+			}
+			n.client = redis.NewClient(opts)
+			n.client.AddHook(hook{n})
+			n.servers = r.serverClients(n, n.client)
 		}
-		if r.cfg.Impl.New == nil {
-			continue
-		}
-		zk, err := r.zooKeeperEnv(n)
-		if err != nil {
+		if err := r.cfg.Sale.startNode(ctx, r, n); err != nil {
 			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
 		}
-		l, err := r.cfg.Impl.New(ctx, locks.Env{
-			Node:      i,
-			Redis:     n.client,
-			Key:       r.keys.lock,
-			TTL:       r.cfg.TTL,
-			Now:       n.now,
-			Probe:     r.prober(n),
-			Servers:   lockServers(n.servers),
-			ZooKeeper: zk,
-		})
-		if err != nil {
-			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
-		}
-		n.locker = l
 	}
 	return nil
 }
@@ -321,7 +302,9 @@ func (r *run) stopNodes() {
 			c.Close()
 		}
 		closeServerClients(n)
-		n.client.Close()
+		if n.client != nil {
+			n.client.Close()
+		}
 		if n.sql != nil {
 			n.sql.db.Close()
 		}
@@ -422,7 +405,8 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 
 func (r *run) snapshot() Progress {
 	return Progress{
-		Impl:     r.cfg.Impl.Name,
+		Impl:     r.cfg.Name,
+		Started:  r.base,
 		Elapsed:  time.Since(r.base),
 		Arrived:  r.arrived.Load(),
 		Finished: r.finished.Load(),
@@ -475,10 +459,9 @@ func (r *run) client(ctx context.Context, n *node, c int32) {
 	}
 }
 
-// purchase is one attempt: lock, sale, unlock.
+// purchase is one attempt, by the implementation's sale.
 func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner string) {
 	op.Start = r.now()
-	user := strconv.FormatInt(int64(op.Client), 10)
 	defer func() {
 		if op.Outcome != history.Pending {
 			op.End = r.now()
@@ -490,145 +473,8 @@ func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner strin
 			op.Crash = r.crashAt[op.Client].Load()
 		}
 	}()
-
-	switch r.cfg.Impl.Guard {
-	case locks.GuardAtomic:
-		if r.cfg.Impl.Store == locks.StoreMySQL {
-			r.sqlPurchase(ctx, n, op, op.Client)
-			return
-		}
-		op.ReadCall = r.now()
-		stock, sold, dup, err := sell(ctx, n.client, &r.keys, user)
-		if err != nil {
-			if notSent(err) {
-				op.Outcome = r.failed(ctx, history.Failed)
-				return
-			}
-			// The script may have run: it read some stock and may have
-			// sold. The checker treats such an operation as a blind,
-			// possible decrement.
-			op.WriteCall = op.ReadCall
-			op.Write = history.Indeterminate
-			op.Outcome = r.failed(ctx, history.Unknown)
-			return
-		}
-		op.ReadReturn = r.now()
-		op.Stock = stock
-		op.WriteCall, op.WriteReturn = op.ReadCall, op.ReadReturn
-		switch {
-		case sold:
-			op.Write, op.Outcome = history.Applied, history.Sold
-		case dup:
-			op.Outcome = history.Duplicate
-			op.WriteCall, op.WriteReturn = 0, 0
-		default:
-			op.Outcome = history.SoldOut
-			op.WriteCall, op.WriteReturn = 0, 0
-		}
-		return
-	case locks.GuardNone:
-		r.sale(ctx, n, op, user, 0)
-		return
-	}
-
-	op.AcquireCall = r.now()
-	lease, err := n.locker.Acquire(ctx, owner)
-	if err != nil {
-		if errors.Is(err, locks.ErrNotObtained) {
-			op.Outcome = history.GaveUp
-			return
-		}
-		op.Outcome = r.failed(ctx, history.Failed)
-		return
-	}
-	op.Acquired = r.now()
-	op.Token = lease.Token()
-	nested := make([]locks.Lease, 0, r.cfg.Reentry)
-	for i := 0; i < r.cfg.Reentry; i++ {
-		l, err := n.locker.Acquire(ctx, owner)
-		if err != nil {
-			op.Outcome = r.failed(ctx, history.Failed)
-			r.release(ctx, n, op, nested, lease)
-			return
-		}
-		nested = append(nested, l)
-	}
-	if err := r.probe(ctx, n, locks.Acquired); err != nil {
-		op.Outcome = r.failed(ctx, history.Failed)
-		r.release(ctx, n, op, nested, lease)
-		return
-	}
-	r.sale(ctx, n, op, user, op.Token)
-	if err := r.probe(ctx, n, locks.BeforeRelease); err != nil && op.Outcome != history.Crashed {
-		if o := r.failed(ctx, op.Outcome); o == history.Crashed || o == history.Pending {
-			op.Outcome = o
-		}
-	}
-	r.release(ctx, n, op, nested, lease)
-}
-
-// release gives the lock up, innermost level first, unless the client is
-// dead: a crashed holder never unlocks.
-func (r *run) release(ctx context.Context, n *node, op *history.Op, nested []locks.Lease, lease locks.Lease) {
-	if errors.Is(context.Cause(ctx), ErrCrashed) {
-		op.Outcome = history.Crashed
-		return
-	}
-	for i := len(nested) - 1; i >= 0; i-- {
-		nested[i].Release(ctx)
-	}
-	op.ReleaseCall = r.now()
-	if err := lease.Release(ctx); err == nil {
-		op.Released = r.now()
-	} else if errors.Is(err, locks.ErrNotHeld) {
-		op.Released = r.now()
-		op.Lost = true
-	}
-	r.probe(ctx, n, locks.Released)
-}
-
-// sale is the seeds' read-modify-write: read the stock (and the user's
-// orders), check, write stock-1 and the order.
-func (r *run) sale(ctx context.Context, n *node, op *history.Op, user string, token uint64) {
-	op.ReadCall = r.now()
-	stock, orders, err := read(ctx, n.client, &r.keys, user, token)
-	if err != nil {
-		op.ReadCall = 0 // nothing read: the attempt never touched the stock
-		op.Outcome = r.failed(ctx, history.Failed)
-		return
-	}
-	op.ReadReturn = r.now()
-	op.Stock = stock
-	switch {
-	case stock <= 0:
-		op.Outcome = history.SoldOut
-		return
-	case orders > 0:
-		op.Outcome = history.Duplicate
-		return
-	}
-	if !r.business(ctx, n) {
-		op.Outcome = r.failed(ctx, history.Failed)
-		return
-	}
-	op.WriteCall = r.now()
-	applied, err := write(ctx, n.client, &r.keys, user, stock-1, token)
-	if err != nil {
-		if notSent(err) {
-			op.WriteCall = 0
-			op.Outcome = r.failed(ctx, history.Failed)
-			return
-		}
-		op.Write = history.Indeterminate
-		op.Outcome = r.failed(ctx, history.Unknown)
-		return
-	}
-	op.WriteReturn = r.now()
-	if applied {
-		op.Write, op.Outcome = history.Applied, history.Sold
-	} else {
-		op.Write, op.Outcome = history.Refused, history.Rejected
-	}
+	rec := recorder{r: r, op: op, ctx: ctx}
+	r.cfg.Sale.buy(ctx, r, n, &rec, strconv.FormatInt(int64(op.Client), 10), owner)
 }
 
 // failed names the outcome of an attempt that stopped on an error: a

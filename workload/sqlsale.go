@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
+	"github.com/redis/go-redis/v9"
 )
 
 // The statements of the SQL sales. Arguments are interpolated by the
@@ -107,105 +108,136 @@ func isDuplicate(err error) bool {
 	return errors.As(err, &me) && me.Number == erDupEntry
 }
 
-// sqlPurchase is one attempt of a StoreMySQL implementation. Only a
-// COMMIT that was sent and not answered has an unknown outcome: every
-// earlier statement belongs to a transaction that cannot commit without
-// it, and a connection that fails is closed, which rolls it back.
-func (r *run) sqlPurchase(ctx context.Context, n *node, op *history.Op, user int32) {
-	s := n.sql
-	c, err := s.conn(ctx)
+// SQLKind is how a SQLSale sells one unit.
+type SQLKind uint8
+
+// The SQL sales.
+const (
+	// SQLConditional is the seeds' single conditional UPDATE:
+	// stock = stock - 1 WHERE id = ? AND stock >= 1 (001, 002).
+	SQLConditional SQLKind = iota + 1
+	// SQLForUpdate reads the row with SELECT ... FOR UPDATE in a
+	// transaction, then writes stock-1: a pessimistic row lock held
+	// across the business step.
+	SQLForUpdate
+	// SQLVersion reads stock and version without a lock, then writes
+	// stock-1 WHERE version is still the one read, retrying on a
+	// conflict: optimistic locking (seed 001 names it).
+	SQLVersion
+)
+
+// SQLSale is a sale without a lock whose inventory lives in MySQL or
+// MariaDB tables, the database guarding it as kind says.
+func SQLSale(kind SQLKind) Sale { return sqlSale{kind: kind} }
+
+type sqlSale struct{ kind SQLKind }
+
+func (sqlSale) Needs() Needs               { return NeedsMySQL }
+func (sqlSale) describe(h *history.Header) { h.Lockless = true }
+func (sqlSale) scripts() []*redis.Script   { return nil }
+
+func (sqlSale) inventory(r *run) (inventory, error) {
+	if r.cfg.Servers.MySQL == nil {
+		return nil, ErrNoMySQL
+	}
+	return r.cfg.Servers.MySQL.inventory()
+}
+
+// startNode gives node n its own MySQL pool, of the run's pool size.
+func (sqlSale) startNode(_ context.Context, r *run, n *node) error {
+	db, err := openMySQL(r.cfg.Servers.MySQL.cfg, r.cfg.Pool)
 	if err != nil {
-		op.Outcome = r.failed(ctx, history.Failed)
+		return err
+	}
+	n.sql = &sqlNode{n: n, db: db, timeout: cmp.Or(r.cfg.CommandTimeout, 3*time.Second)}
+	return nil
+}
+
+// buy is one attempt of a SQL sale. Only a COMMIT that was sent and not
+// answered has an unknown outcome: every earlier statement belongs to a
+// transaction that cannot commit without it, and a connection that fails
+// is closed, which rolls it back.
+func (s sqlSale) buy(ctx context.Context, r *run, n *node, rec *recorder, _, _ string) {
+	user := rec.op.Client
+	c, err := n.sql.conn(ctx)
+	if err != nil {
+		rec.fail()
 		return
 	}
 	clean := false
-	defer func() { s.done(c, clean) }()
-	switch r.cfg.Impl.SQL {
-	case locks.SaleConditional:
-		clean = r.sqlConditional(ctx, s, c, op, user)
-	case locks.SaleForUpdate:
-		clean = r.sqlForUpdate(ctx, n, c, op, user)
-	case locks.SaleVersion:
-		clean = r.sqlVersion(ctx, n, c, op, user)
+	defer func() { n.sql.done(c, clean) }()
+	switch s.kind {
+	case SQLConditional:
+		clean = r.sqlConditional(ctx, n.sql, c, rec, user)
+	case SQLForUpdate:
+		clean = r.sqlForUpdate(ctx, n, c, rec, user)
+	case SQLVersion:
+		clean = r.sqlVersion(ctx, n, c, rec, user)
 	}
 }
 
-// uncommitted records an attempt that stopped before its COMMIT was sent:
-// nothing it did can have taken effect.
-func (r *run) uncommitted(ctx context.Context, op *history.Op, read bool) {
-	if !read {
-		op.ReadCall, op.ReadReturn, op.Stock = 0, 0, history.NoStock
-	}
-	op.WriteCall, op.Write = 0, history.NoWrite
-	op.Outcome = r.failed(ctx, history.Failed)
-}
-
-// commit sends COMMIT and records what became of the write sent at
-// op.WriteCall. It reports whether the connection is clean.
-func (r *run) commit(ctx context.Context, s *sqlNode, c *sql.Conn, op *history.Op) bool {
+// commit sends COMMIT and records what became of the write sent before.
+// It reports whether the connection is clean.
+func (r *run) commit(ctx context.Context, s *sqlNode, c *sql.Conn, rec *recorder) bool {
 	if _, err := s.exec(ctx, c, sqlCommit); err != nil {
 		if notSent(err) {
-			r.uncommitted(ctx, op, true)
+			rec.notSent()
 			return false
 		}
 		// Sent and not answered: the transaction may have committed.
-		op.Write = history.Indeterminate
-		op.Outcome = r.failed(ctx, history.Unknown)
+		rec.unknown()
 		return false
 	}
-	op.WriteReturn = r.now()
-	op.Write, op.Outcome = history.Applied, history.Sold
+	rec.applied()
 	return true
 }
 
 // sqlConditional is the seeds' conditional UPDATE. The SELECT after it
 // reads, under the row lock the UPDATE took, the stock it left: the sale
 // read one more.
-func (r *run) sqlConditional(ctx context.Context, s *sqlNode, c *sql.Conn, op *history.Op, user int32) bool {
+func (r *run) sqlConditional(ctx context.Context, s *sqlNode, c *sql.Conn, rec *recorder, user int32) bool {
 	if _, err := s.exec(ctx, c, sqlBegin); err != nil {
-		r.uncommitted(ctx, op, false)
+		rec.readFailed()
 		return false
 	}
-	op.ReadCall = r.now()
+	rec.reading()
 	rows, err := s.exec(ctx, c, sqlConditional)
 	if err != nil {
-		r.uncommitted(ctx, op, false)
+		rec.readFailed()
 		return false
 	}
 	var stock int64
 	if err := s.query(ctx, c, sqlStockLocked, &stock); err != nil {
-		r.uncommitted(ctx, op, false)
+		rec.readFailed()
 		return false
 	}
-	op.ReadReturn = r.now()
 	if rows == 0 {
-		op.Stock, op.Outcome = stock, history.SoldOut
+		rec.read(stock)
+		rec.soldOut()
 		return s.rollback(ctx, c)
 	}
-	op.Stock = stock + 1
-	if ok, done := r.order(ctx, s, c, op, user); !ok {
+	rec.read(stock + 1)
+	if ok, done := r.order(ctx, s, c, rec, user); !ok {
 		return done
 	}
-	op.WriteCall = op.ReadCall
-	return r.commit(ctx, s, c, op)
+	rec.writingWithRead()
+	return r.commit(ctx, s, c, rec)
 }
 
 // order records user's order in the open transaction, as every SQL sale
 // does before it commits. ok is true when the sale goes on; otherwise the
 // attempt is over (a second order by the user, rolled back; or a failed
-// statement) and done is what the sale returns. No write happened, so
-// the attempt's write call is cleared.
-func (r *run) order(ctx context.Context, s *sqlNode, c *sql.Conn, op *history.Op, user int32) (ok, done bool) {
+// statement) and done is what the sale returns.
+func (r *run) order(ctx context.Context, s *sqlNode, c *sql.Conn, rec *recorder, user int32) (ok, done bool) {
 	_, err := s.exec(ctx, c, sqlOrder, user)
 	if err == nil {
 		return true, false
 	}
-	op.WriteCall = 0
 	if isDuplicate(err) {
-		op.Outcome = history.Duplicate
+		rec.duplicate()
 		return false, s.rollback(ctx, c)
 	}
-	r.uncommitted(ctx, op, true)
+	rec.notSent()
 	return false, false
 }
 
@@ -231,37 +263,36 @@ func (r *run) business(ctx context.Context, n *node) bool {
 // sqlForUpdate reads the stock with SELECT ... FOR UPDATE and writes
 // stock-1 in the same transaction: the row lock is held across the
 // business step, where pause and slow faults strike.
-func (r *run) sqlForUpdate(ctx context.Context, n *node, c *sql.Conn, op *history.Op, user int32) bool {
+func (r *run) sqlForUpdate(ctx context.Context, n *node, c *sql.Conn, rec *recorder, user int32) bool {
 	s := n.sql
 	if _, err := s.exec(ctx, c, sqlBegin); err != nil {
-		r.uncommitted(ctx, op, false)
+		rec.readFailed()
 		return false
 	}
-	op.ReadCall = r.now()
+	rec.reading()
 	var stock int64
 	if err := s.query(ctx, c, sqlStockLocked, &stock); err != nil {
-		r.uncommitted(ctx, op, false)
+		rec.readFailed()
 		return false
 	}
-	op.ReadReturn = r.now()
-	op.Stock = stock
+	rec.read(stock)
 	if stock <= 0 {
-		op.Outcome = history.SoldOut
+		rec.soldOut()
 		return s.rollback(ctx, c)
 	}
-	if ok, done := r.order(ctx, s, c, op, user); !ok {
+	if ok, done := r.order(ctx, s, c, rec, user); !ok {
 		return done
 	}
 	if !r.business(ctx, n) {
-		r.uncommitted(ctx, op, true)
+		rec.notSent()
 		return false
 	}
-	op.WriteCall = r.now()
+	rec.writing()
 	if _, err := s.exec(ctx, c, sqlWriteStock, stock-1); err != nil {
-		r.uncommitted(ctx, op, true)
+		rec.notSent()
 		return false
 	}
-	return r.commit(ctx, s, c, op)
+	return r.commit(ctx, s, c, rec)
 }
 
 // sqlVersion reads stock and version without a lock, then writes stock-1
@@ -269,61 +300,50 @@ func (r *run) sqlForUpdate(ctx context.Context, n *node, c *sql.Conn, op *histor
 // conflict after a jittered exponential pause (locks.Backoff: retrying
 // within a millisecond or two made 40 buyers on one row spin the server).
 // The history keeps the last try.
-func (r *run) sqlVersion(ctx context.Context, n *node, c *sql.Conn, op *history.Op, user int32) bool {
+func (r *run) sqlVersion(ctx context.Context, n *node, c *sql.Conn, rec *recorder, user int32) bool {
 	s := n.sql
 	for try := 0; ; try++ {
-		op.ReadCall = r.now()
+		rec.reading()
 		var stock, version int64
 		if err := s.query(ctx, c, sqlStockVersion, &stock, &version); err != nil {
-			r.uncommitted(ctx, op, false)
+			rec.readFailed()
 			return false
 		}
-		op.ReadReturn = r.now()
-		op.Stock = stock
+		rec.read(stock)
 		if stock <= 0 {
-			op.Outcome = history.SoldOut
+			rec.soldOut()
 			return true
 		}
 		if !r.business(ctx, n) {
-			r.uncommitted(ctx, op, true)
+			rec.notSent()
 			return false
 		}
 		if _, err := s.exec(ctx, c, sqlBegin); err != nil {
-			r.uncommitted(ctx, op, true)
+			rec.notSent()
 			return false
 		}
-		op.WriteCall = r.now()
+		rec.writing()
 		rows, err := s.exec(ctx, c, sqlWriteIfVersion, stock-1, version)
 		if err != nil {
-			r.uncommitted(ctx, op, true)
+			rec.notSent()
 			return false
 		}
 		if rows == 0 {
 			// Someone wrote since the read: nothing was changed here.
-			op.WriteCall = 0
+			rec.conflict()
 			if !s.rollback(ctx, c) {
-				r.uncommitted(ctx, op, true)
+				rec.notSent()
 				return false
 			}
 			if err := ctxtime.Sleep(ctx, locks.Backoff(try)); err != nil {
-				r.uncommitted(ctx, op, true)
+				rec.notSent()
 				return true
 			}
 			continue
 		}
-		if ok, done := r.order(ctx, s, c, op, user); !ok {
+		if ok, done := r.order(ctx, s, c, rec, user); !ok {
 			return done
 		}
-		return r.commit(ctx, s, c, op)
+		return r.commit(ctx, s, c, rec)
 	}
-}
-
-// openSQL gives node n its own MySQL pool, of the run's pool size.
-func (r *run) openSQL(n *node) error {
-	db, err := openMySQL(r.cfg.MySQL.cfg, r.cfg.Pool)
-	if err != nil {
-		return err
-	}
-	n.sql = &sqlNode{n: n, db: db, timeout: cmp.Or(r.cfg.CommandTimeout, 3*time.Second)}
-	return nil
 }

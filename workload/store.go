@@ -25,10 +25,10 @@ func script(name string) *redis.Script {
 }
 
 var (
-	atomicSale   = script("atomic_sale")
+	atomicScript = script("atomic_sale")
 	fencedRead   = script("fenced_read")
 	fencedWrite  = script("fenced_write")
-	storeScripts = []*redis.Script{atomicSale, fencedRead, fencedWrite}
+	storeScripts = []*redis.Script{atomicScript, fencedRead, fencedWrite}
 )
 
 // keys are the Redis keys of one run, all under its prefix.
@@ -109,7 +109,7 @@ func write(ctx context.Context, c *redis.Client, k *keys, user string, stock int
 
 // sell is the whole sale in one server-side script (the atomic guard).
 func sell(ctx context.Context, c *redis.Client, k *keys, user string) (stock int64, sold, dup bool, err error) {
-	vals, err := atomicSale.Run(ctx, c, []string{k.stock, k.orders}, user).Int64Slice()
+	vals, err := atomicScript.Run(ctx, c, []string{k.stock, k.orders}, user).Int64Slice()
 	if err != nil {
 		return 0, false, false, err
 	}

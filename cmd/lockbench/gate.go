@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/spf13/pflag"
 )
@@ -53,7 +53,7 @@ func gateFlags(fs *pflag.FlagSet, g *gateOpts) {
 // mistake is reported before the sale rather than after it. A baseline
 // with no run of any of impls (another selection, or a matrix's result)
 // would compare nothing and pass every regression: it is refused.
-func (g *gateOpts) prepare(fs *pflag.FlagSet, impls []locks.Impl) error {
+func (g *gateOpts) prepare(fs *pflag.FlagSet, impls []harness.Impl) error {
 	switch {
 	case g.repeat < 1 || g.repeat > maxRepeat:
 		return usageErr("--repeat must be between 1 and %d, got %d", maxRepeat, g.repeat)
@@ -93,7 +93,7 @@ func (g *gateOpts) prepare(fs *pflag.FlagSet, impls []locks.Impl) error {
 }
 
 // sharesImpl reports whether base has a run of one of impls.
-func sharesImpl(base *reports.Result, impls []locks.Impl) bool {
+func sharesImpl(base *reports.Result, impls []harness.Impl) bool {
 	for _, r := range base.Runs {
 		for _, im := range impls {
 			if r.Impl == im.Name {
@@ -106,8 +106,8 @@ func sharesImpl(base *reports.Result, impls []locks.Impl) bool {
 
 // schedule lists the runs to make: each implementation --repeat times in
 // a row, so that its repetitions fold into one Run.
-func (g *gateOpts) schedule(impls []locks.Impl) []locks.Impl {
-	out := make([]locks.Impl, 0, len(impls)*max(g.repeat, 1))
+func (g *gateOpts) schedule(impls []harness.Impl) []harness.Impl {
+	out := make([]harness.Impl, 0, len(impls)*max(g.repeat, 1))
 	for _, im := range impls {
 		for range max(g.repeat, 1) {
 			out = append(out, im)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/harness"
 )
 
 const listUsage = `Usage: lockbench list
@@ -41,11 +41,11 @@ func listCmd(args []string, stdout, _ io.Writer) error {
 func writeList(w io.Writer, cols int) {
 	const indent = "    "
 	name := 0
-	for _, im := range locks.All() {
+	for _, im := range harness.All() {
 		name = max(name, displayWidth(im.Name))
 	}
 	fmt.Fprintln(w, "Implementations (--impl=name,...):")
-	for _, im := range locks.All() {
+	for _, im := range harness.All() {
 		lease := "no lease"
 		if im.DefaultTTL > 0 {
 			lease = "lease " + im.DefaultTTL.String()

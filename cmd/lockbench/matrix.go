@@ -7,30 +7,32 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/words"
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
 )
 
-// matrixDefaults is the small workload each cell runs: a few seconds at
-// most, a short lease so that faults are short too.
-var matrixDefaults = map[string]string{
-	"clients":         "400",
-	"stock":           "300",
-	"ramp":            "500ms",
-	"workers":         "20",
-	"ttl":             "200ms",
-	"timeout":         "10s",
-	"command-timeout": "500ms",
+// matrixDefaults are the flags' defaults of the matrix: its small
+// workload (matrix.Defaults).
+func matrixDefaults() map[string]string {
+	w := matrix.Defaults()
+	return map[string]string{
+		"clients":         fmt.Sprint(w.Clients),
+		"stock":           fmt.Sprint(w.Stock),
+		"ramp":            w.Ramp.String(),
+		"workers":         fmt.Sprint(w.Workers),
+		"ttl":             w.TTL.String(),
+		"timeout":         w.Timeout.String(),
+		"command-timeout": w.CommandTimeout.String(),
+	}
 }
 
 const matrixExamples = `
@@ -54,7 +56,7 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 	// A slice flag appends to a value set through it: set the field.
 	o.impls = []string{"all"}
 	fs.Lookup("impl").DefValue = "[all]"
-	for name, v := range matrixDefaults {
+	for name, v := range matrixDefaults() {
 		f := fs.Lookup(name)
 		f.Value.Set(v)
 		f.DefValue = v
@@ -94,9 +96,9 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.faults = only // for the reproduce line; the cells parse their own
-	cells, err := matrixCells(impls, only)
+	cells, err := matrix.Select(impls, only)
 	if err != nil {
-		return err
+		return matrixErr(err)
 	}
 	o.notRun = o.notRunCells(only)
 	if s := fs.Lookup("sweep").Value.String(); s != "" {
@@ -104,9 +106,9 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return flagErr("sweep", err)
 		}
-		kept, out, err := sweepCells(cells, sw)
+		kept, out, err := matrix.SweepCells(cells, sw)
 		if err != nil {
-			return err
+			return flagErr("sweep", err)
 		}
 		if len(out) > 0 {
 			o.notRun = append(o.notRun, fmt.Sprintf("left out by --sweep, their fault having no %s: %s", sw.Param, strings.Join(out, ", ")))
@@ -114,312 +116,57 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		cells, o.sweep = kept, &sw
 	}
 	o.warnLeftOut(stderr, " matrix")
-	ctx, backend, done, err := o.start(fs)
+	ctx, done, err := o.start(fs)
 	if err != nil {
 		return err
 	}
 	defer done()
 
-	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls, backend)
+	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls)
 	sales := len(cells)
 	if o.sweep != nil {
 		sales *= o.sweep.Steps
 	}
 	progress := newProgress(stderr, o.clients, sales, o.timeout)
-	if err := o.runCells(ctx, result, cells, backend, progress, stderr); err != nil {
-		return err
+	plan := o.plan(harness.Impl{}, progress)
+	plan.Faults = nil
+	res, err := matrix.Run(ctx, &o.servers.Servers, cells, matrix.Options{Base: plan, Sweep: o.sweep, Out: o.out})
+	progress.clear()
+	for _, sk := range res.Skipped {
+		fmt.Fprintf(stderr, "lockbench matrix: %s\n", sk)
+	}
+	result.Matrix = res.Cells
+	if err != nil {
+		return o.cellErr(ctx, err)
+	}
+	if len(result.Matrix) == 0 && ctx.Err() == nil {
+		return usageErr("no cell of the matrix can run on %s (%s)", o.servers.Names(), strings.Join(res.Skipped, "; "))
 	}
 	return finishMatrix(ctx, result, &o, stdout, stderr)
 }
 
-// runCells runs the cells into result.Matrix. A cell whose fault the
-// backend cannot do is skipped, and said so; any other error (a key
-// prefix in use, an unreachable server) ends the matrix, as it would end
-// every cell. A matrix in which no cell could run measured nothing: that
-// is a usage error, never a pass.
-func (o *runOpts) runCells(ctx context.Context, result *reports.Result, cells []faults.Cell, backend workload.Backend, progress *progress, stderr io.Writer) error {
-	var skipped []string
-	for _, cell := range cells {
-		if ctx.Err() != nil {
-			break
-		}
-		mc, err := o.runCell(ctx, cell, backend, progress)
-		if err != nil {
-			if errors.Is(err, faults.ErrUnavailable) {
-				fmt.Fprintf(stderr, "lockbench matrix: %s skipped: %v\n", cell.Name(), err)
-				skipped = append(skipped, cell.Name())
-				continue
-			}
-			if ctx.Err() != nil && len(result.Matrix) > 0 {
-				break // Ctrl-C before this cell's sale: keep the cells run
-			}
-			return err
-		}
-		result.Matrix = append(result.Matrix, mc)
-	}
-	if len(result.Matrix) == 0 && ctx.Err() == nil {
-		return usageErr("no cell of the matrix can run on %s (skipped: %s)", backend.Name(), strings.Join(skipped, ", "))
-	}
-	return nil
-}
-
-// matrixCells picks the truth table's cells for impls and the faults named
-// in only (all when empty).
-func matrixCells(impls []locks.Impl, only string) ([]faults.Cell, error) {
-	var names []string
-	for _, n := range strings.Split(only, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		if _, ok := faults.Lookup(n); !ok && n != "none" {
-			return nil, usageErr("--faults: unknown fault %q; accepts none or a comma list of: %s", n, strings.Join(faults.Names(), ", "))
-		}
-		names = append(names, n)
-	}
-	var cells []faults.Cell
-	for _, c := range faults.Truth {
-		if !slices.ContainsFunc(impls, func(im locks.Impl) bool { return im.Name == c.Impl }) {
-			continue
-		}
-		f := c.Fault
-		if f == "" {
-			f = "none"
-		}
-		if len(names) > 0 && !slices.Contains(names, f) {
-			continue
-		}
-		cells = append(cells, c)
-	}
-	if len(cells) == 0 {
-		return nil, usageErr("--impl/--faults: no cell of the truth table matches")
-	}
-	return cells, nil
-}
-
-// sweepCells keeps the cells whose fault has the swept parameter; the
-// second result lists those it leaves out.
-func sweepCells(cells []faults.Cell, sw faults.Sweep) ([]faults.Cell, []string, error) {
-	var kept []faults.Cell
-	var out []string
-	for _, c := range cells {
-		if f, ok := faults.Lookup(c.Fault); ok && sw.Applies(f) {
-			kept = append(kept, c)
-		} else {
-			out = append(out, c.Name())
-		}
-	}
-	if len(kept) == 0 {
-		var with []string
-		for _, f := range faults.All {
-			if sw.Applies(f) {
-				with = append(with, f.Name())
-			}
-		}
-		return nil, nil, usageErr("--sweep: no fault of the chosen cells has a duration parameter %q (faults that do: %s)", sw.Param, strings.Join(with, ", "))
-	}
-	return kept, out, nil
-}
-
-// cellOpts are the options one cell runs with: the matrix's, with the
-// cell's own node count, lease, arrivals, timeout and fault.
-func (o *runOpts) cellOpts(cell faults.Cell) runOpts {
-	co := *o
-	if cell.Nodes > 0 {
-		co.nodes = cell.Nodes
-	}
-	if cell.TTL > 0 {
-		co.ttl = cell.TTL
-	}
-	if cell.Burst {
-		co.ramp = 0
-	}
-	if cell.Timeout > 0 && cell.Timeout < co.timeout {
-		co.timeout = cell.Timeout
-	}
-	co.faults = cell.Entry()
-	return co
-}
-
-// runCell runs one cell with the matrix's workload and judges it; under
-// --sweep, once per value of the sweep.
-func (o *runOpts) runCell(ctx context.Context, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
-	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
-	if o.sweep != nil {
-		return o.sweepCell(ctx, mc, cell, backend, progress)
-	}
-	run, nodes, err := o.runCellOnce(ctx, cell, cell.Entry(), "", backend, progress)
-	if err != nil {
-		return reports.MatrixCell{}, err
-	}
-	// A cell whose fault never struck tested nothing: it cannot count as
-	// the expected verdict, least of all a safe one.
-	struck := cellStruck(cell, run)
-	mc.Measured = measured(run)
-	if !struck {
-		mc.Measured = notFired
-	}
-	mc.Nodes, mc.Run = nodes, *run
-	mc.Match = struck && (cell.Want.Sometimes || meets(cell.Want, run))
-	return mc, nil
-}
-
-// sweepCell runs cell once per value of the sweep, rising, and judges
-// the values together (see sweepMatch).
-func (o *runOpts) sweepCell(ctx context.Context, mc reports.MatrixCell, cell faults.Cell, backend workload.Backend, progress *progress) (reports.MatrixCell, error) {
-	sw := o.sweep
-	mc.Sweep = &reports.CellSweep{Param: sw.Param}
-	var judged []sweepRun
-	var last, broke *reports.Run
-	var lastFault, brokeFault string
-	for _, v := range sw.Values(o.cellOpts(cell).ttl) {
-		if ctx.Err() != nil && last != nil {
-			break // Ctrl-C: keep the values run
-		}
-		entry := sw.Set(cell.Entry(), v.Duration)
-		run, nodes, err := o.runCellOnce(ctx, cell, entry, sw.Param+"="+v.Label, backend, progress)
-		if err != nil {
-			return reports.MatrixCell{}, err
-		}
-		mc.Nodes, last, lastFault = nodes, run, entry
-		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: measured(run), Faults: len(run.Faults)}
-		struck := cellStruck(cell, run)
-		judged = append(judged, sweepRun{struck: struck, meets: meets(cell.Want, run)})
-		if struck {
-			p.Broke = brokeLock(run)
-			if p.Broke && broke == nil {
-				broke, brokeFault, mc.Sweep.BreaksAt = run, entry, v.Label
-			}
-		} else {
-			p.Measured = notFired
-		}
-		mc.Sweep.Points = append(mc.Sweep.Points, p)
-	}
-	if broke == nil {
-		broke, brokeFault = last, lastFault
-	}
-	mc.Run, mc.Fault, mc.Measured = *broke, brokeFault, measured(broke)
-	if !slices.ContainsFunc(judged, func(r sweepRun) bool { return r.struck }) {
-		mc.Measured = notFired
-	}
-	mc.Match = sweepMatch(cell.Want, judged)
-	return mc, nil
-}
-
-// sweepRun is one value of a sweep, judged: whether its fault struck and
-// whether the run met the cell's expectation.
-type sweepRun struct{ struck, meets bool }
-
-// sweepMatch judges a cell's sweep: a cell expected to break must meet
-// its expectation at one value at least, one expected to hold at every
-// value; values whose fault never struck count for neither, and a sweep
-// in which none struck tested nothing.
-func sweepMatch(want faults.Expect, runs []sweepRun) bool {
-	breaks := want.Lock == faults.Must || want.Data == faults.Must || want.Live == faults.Must
-	struck, all, some := 0, true, false
-	for _, r := range runs {
-		if !r.struck {
-			continue
-		}
-		struck++
-		all = all && r.meets
-		some = some || r.meets
-	}
+// matrixErr is the usage error of a choice of cells that selects none.
+func matrixErr(err error) error {
 	switch {
-	case struck == 0:
-		return false
-	case want.Sometimes:
-		return true
-	case breaks:
-		return some
+	case errors.Is(err, matrix.ErrUnknownFault):
+		return flagErr("faults", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "matrix: ")))
+	case errors.Is(err, matrix.ErrNoCell):
+		return usageErr("--impl/--faults: %s", strings.TrimPrefix(err.Error(), "matrix: "))
 	}
-	return all
+	return err
 }
 
-// runCellOnce runs cell with fault entry, its history under a directory
-// of --out named after the cell (and label, when a sweep gives one), and
-// returns the run and the node count it ran with.
-func (o *runOpts) runCellOnce(ctx context.Context, cell faults.Cell, entry, label string, backend workload.Backend, progress *progress) (*reports.Run, int, error) {
-	im, _ := locks.Lookup(cell.Impl)
-	co := o.cellOpts(cell)
-	co.faults = entry
-	specs, err := faults.Parse(entry)
-	if err != nil {
-		return nil, 0, err
-	}
-	co.specs = specs
-	if o.out != "" {
-		name := cell.Name()
-		if label != "" {
-			name += "_" + label
-		}
-		co.out = filepath.Join(o.out, strings.ReplaceAll(name, "/", "_"))
-		if err := os.MkdirAll(co.out, 0o755); err != nil {
-			return nil, 0, &exitError{code: exitInfra, err: err}
-		}
-	}
-	for _, sp := range specs {
-		if err := sp.Fault.Available(backend); err != nil {
-			return nil, 0, usageErr("%w", err)
-		}
-	}
-	run, err := co.runOne(ctx, im, backend, progress)
-	if err != nil {
-		return nil, 0, err
-	}
-	if co.out != "" {
-		run.History = filepath.Join(filepath.Base(co.out), run.History)
-	}
-	return run, co.nodes, nil
-}
-
-// cellStruck reports whether the cell's fault struck in run (a cell
-// without a fault always counts).
-func cellStruck(cell faults.Cell, run *reports.Run) bool {
-	return cell.Fault == "" || len(run.Faults) > 0
-}
-
-// brokeLock reports whether a run showed an overlap or an oversell.
-func brokeLock(r *reports.Run) bool {
-	return r.LockSafety == checker.Violated || r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
-}
-
-// notFired is what a cell measured when its fault never struck.
-const notFired = "fault never fired"
-
-// measured names what a run showed in the truth table's words.
-func measured(r *reports.Run) string {
-	lock := r.LockSafety == checker.Violated
-	data := r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
+// cellErr is the exit error of a cell that could not run, as for a run.
+func (o *runOpts) cellErr(ctx context.Context, err error) error {
 	switch {
-	case lock && data:
-		return faults.OverlapOversell.Label
-	case lock:
-		return faults.Overlap.Label
-	case data:
-		return faults.Oversell.Label
-	case r.DataSafety == checker.Unknown:
-		return "unknown"
-	case r.Liveness == checker.Violated:
-		return faults.Deadlock.Label
+	case errors.Is(err, workload.ErrPrefixInUse):
+		return flagErr("prefix", err)
+	case errors.Is(err, workload.ErrTablesInUse):
+		return flagErr("mysql-dsn", err)
+	case errors.Is(err, faults.ErrParam), errors.Is(err, harness.ErrPlan):
+		return usageErr("%v", err)
 	}
-	return faults.Safe.Label
-}
-
-// meets reports whether a run shows what want expects.
-func meets(want faults.Expect, r *reports.Run) bool {
-	return wants(want.Lock, r.LockSafety) && wants(want.Data, r.DataSafety) && wants(want.Live, r.Liveness)
-}
-
-func wants(w faults.Want, s checker.Status) bool {
-	violated := s == checker.Violated || s == checker.Illegal
-	holds := s == checker.OK || s == checker.NotApplicable
-	switch w {
-	case faults.Must:
-		return violated
-	case faults.MustNot:
-		return holds
-	}
-	return true
+	return infraErr(ctx, err)
 }
 
 // finishMatrix prints and writes the matrix and turns it into the exit
@@ -587,25 +334,14 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 func sweepMark(p reports.SweepPoint) string { return reports.MeasuredMark(p.Measured) }
 
 // cellCommand is the run command that reproduces one cell: the cell's
-// implementation, fault and workload, the servers, and every other flag
-// the matrix was given (--hold, --attempts, --pool, the images...), by the
-// builder of every reproduce line.
+// implementation, fault and workload (matrix.Cell.Flags), the servers,
+// and every other flag the matrix was given (--hold, --attempts, --pool,
+// the images...), by the builder of every reproduce line.
 func (o *runOpts) cellCommand(c reports.MatrixCell) string {
-	co := *o
-	for _, tc := range faults.Truth {
-		if tc.Name() == c.Cell {
-			co = o.cellOpts(tc)
-		}
-	}
-	co.faults = c.Fault // under --sweep, with the value the cell's run had
-	set := [][2]string{{"impl", c.Impl}}
-	if co.faults != "" {
-		set = append(set, [2]string{"faults", co.faults})
-	}
-	set = append(set,
-		[2]string{"nodes", fmt.Sprint(co.nodes)}, [2]string{"clients", fmt.Sprint(co.clients)}, [2]string{"stock", fmt.Sprint(co.stock)},
-		[2]string{"ramp", co.ramp.String()}, [2]string{"workers", fmt.Sprint(co.workers)}, [2]string{"ttl", co.ttl.String()},
-		[2]string{"timeout", co.timeout.String()}, [2]string{"command-timeout", co.cmdTimeout.String()})
+	cell, _ := matrix.Lookup(c.Cell)
+	cell.Impl = c.Impl
+	// Under --sweep, c.Fault is the entry with the value the cell's run had.
+	set := cell.Flags(o.workload(), c.Fault)
 	switch o.backendKind {
 	case backendRedis:
 		set = append(set, [2]string{"redis", o.redis})
@@ -615,10 +351,10 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	if o.zk != "" {
 		set = append(set, [2]string{"zk", o.zk})
 	}
-	var dsn string
-	if im, _ := locks.Lookup(c.Impl); im.Store == locks.StoreMySQL {
-		dsn = o.dsnArg()
+	var needs workload.Needs
+	if im, ok := harness.Lookup(c.Impl); ok {
+		needs = im.Needs()
 	}
 	// The matrix's own flags, and the servers set above, are not the run's.
-	return o.commandLine(o.flags, set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, dsn)
+	return o.commandLine(o.flags, set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
 }

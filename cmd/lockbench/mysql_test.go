@@ -144,8 +144,12 @@ func TestDSNArg(t *testing.T) {
 		{"", true, ""},
 	}
 	for _, tt := range tests {
-		o := runOpts{mysqlDSN: tt.dsn, wantMySQL: tt.wantMySQL}
-		if got := o.dsnArg(); got != tt.want {
+		o := runOpts{mysqlDSN: tt.dsn}
+		needs := workload.NeedsRedis
+		if tt.wantMySQL {
+			needs = workload.NeedsMySQL
+		}
+		if got := o.dsnArg(needs); got != tt.want {
 			t.Errorf("dsnArg(%q, MySQL %v) = %q, want %q", tt.dsn, tt.wantMySQL, got, tt.want)
 		}
 	}

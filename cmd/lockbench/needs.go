@@ -5,44 +5,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/words"
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/matrix"
 )
-
-// requirement is a server some implementations need beyond the run's
-// Redis. Named on --impl without it, they are a usage error; picked by
-// --impl=all (and so by the matrix), they are left out and reported as not
-// run, never dropped in silence.
-type requirement struct {
-	// of reports whether im needs the server.
-	of func(im locks.Impl) bool
-	// met reports whether the options give the server.
-	met bool
-	// reason completes "--impl=NAME ..." and "NAME not run: ...".
-	reason string
-}
-
-// requirements are the servers the options must give for each kind of
-// implementation. It needs the backend resolved.
-func (o *runOpts) requirements() []requirement {
-	return []requirement{
-		{
-			of:     func(im locks.Impl) bool { return im.Store == locks.StoreMySQL },
-			met:    o.mysqlDSN != "" || o.backendKind == backendDocker,
-			reason: noMySQLReason,
-		},
-		{
-			of:     func(im locks.Impl) bool { return im.ZooKeeper },
-			met:    o.zk != "" || o.backendKind == backendDocker,
-			reason: noZooKeeper,
-		},
-		{
-			of:     func(im locks.Impl) bool { return im.MultiServer },
-			met:    o.backendKind != backendRedis || len(o.redisAddrs()) >= minServers,
-			reason: fmt.Sprintf("runs on at least %d independent Redis servers: give their addresses to --redis as a comma list (got %d)", minServers, len(o.redisAddrs())),
-		},
-	}
-}
 
 // leftOut is an implementation --impl=all left out, and why.
 type leftOut struct{ impl, reason string }
@@ -50,26 +16,23 @@ type leftOut struct{ impl, reason string }
 // require checks impls against the servers the options give, and returns
 // those that can run; the others are left out (o.leftOut) when --impl=all
 // picked them, a usage error when they were named.
-func (o *runOpts) require(impls []locks.Impl) ([]locks.Impl, error) {
+func (o *runOpts) require(impls []harness.Impl) ([]harness.Impl, error) {
 	all := false
 	for _, name := range o.impls {
 		all = all || strings.TrimSpace(name) == "all"
 	}
-	reqs := o.requirements()
-	var out []locks.Impl
-next:
+	so := o.serverOptions()
+	var out []harness.Impl
 	for _, im := range impls {
-		for _, r := range reqs {
-			if r.met || !r.of(im) {
-				continue
-			}
-			if !all {
-				return nil, usageErr("--impl=%s %s", im.Name, r.reason)
-			}
-			o.leftOut = append(o.leftOut, leftOut{impl: im.Name, reason: r.reason})
-			continue next
+		reason := so.Missing(im.Needs())
+		if reason == "" {
+			out = append(out, im)
+			continue
 		}
-		out = append(out, im)
+		if !all {
+			return nil, usageErr("--impl=%s %s", im.Name, reason)
+		}
+		o.leftOut = append(o.leftOut, leftOut{impl: im.Name, reason: reason})
 	}
 	if len(out) == 0 && len(o.leftOut) > 0 {
 		return nil, usageErr("--impl=all: no implementation can run: %s", strings.Join(o.leftOutLines(), "; "))
@@ -103,12 +66,12 @@ func (o *runOpts) warnLeftOut(w io.Writer, cmd string) {
 }
 
 // notRunCells names the truth table's cells of the implementations left
-// out, among those matrixCells would pick for only, one line per reason.
+// out, among those matrix.Select would pick for only, one line per reason.
 func (o *runOpts) notRunCells(only string) []string {
 	var reasons []string
-	byReason := map[string][]locks.Impl{}
+	byReason := map[string][]harness.Impl{}
 	for _, l := range o.leftOut {
-		im, _ := locks.Lookup(l.impl)
+		im, _ := harness.Lookup(l.impl)
 		if _, ok := byReason[l.reason]; !ok {
 			reasons = append(reasons, l.reason)
 		}
@@ -116,7 +79,7 @@ func (o *runOpts) notRunCells(only string) []string {
 	}
 	var lines []string
 	for _, r := range reasons {
-		cells, err := matrixCells(byReason[r], only)
+		cells, err := matrix.Select(byReason[r], only)
 		if err != nil {
 			continue // no cell of these implementations matches only
 		}

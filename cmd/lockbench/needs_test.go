@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/workload"
 )
 
 // TestRequiredServers: an implementation whose server is not given is a
@@ -14,8 +15,10 @@ import (
 func TestRequiredServers(t *testing.T) {
 	t.Setenv(mysqlDSNEnv, "")
 	t.Setenv(zkEnv, "")
-	const mysqlCells = "9 cells not run (" + noMySQLReason + ")"
-	const zkCells = "9 cells not run (" + noZooKeeper + ")"
+	noMySQLReason := harness.ServerOptions{}.Missing(workload.NeedsMySQL)
+	noZooKeeper := harness.ServerOptions{}.Missing(workload.NeedsZooKeeper)
+	mysqlCells := "9 cells not run (" + noMySQLReason + ")"
+	zkCells := "9 cells not run (" + noZooKeeper + ")"
 	tests := []struct {
 		name    string
 		args    []string
@@ -71,7 +74,7 @@ func TestRequiredServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, l := range o.leftOut {
-				if slices.ContainsFunc(impls, func(im locks.Impl) bool { return im.Name == l.impl }) {
+				if slices.ContainsFunc(impls, func(im harness.Impl) bool { return im.Name == l.impl }) {
 					t.Errorf("%s is both left out and chosen", l.impl)
 				}
 			}

@@ -35,6 +35,9 @@ type progress struct {
 	// plain line is due, in the current run's elapsed time.
 	width int
 	next  time.Duration
+	// sale is when the sale reported on began; a snapshot of a later one
+	// moves the report on to the next run.
+	sale time.Time
 }
 
 // plainEvery is how often a plain progress line is written.
@@ -60,6 +63,10 @@ func newProgress(w io.Writer, clients, runs int, timeout time.Duration) *progres
 func (p *progress) update(s workload.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.sale.IsZero() && !s.Started.Equal(p.sale) {
+		p.advance()
+	}
+	p.sale = s.Started
 	if p.tty {
 		line := p.barLine(s)
 		if p.cols != nil {
@@ -80,17 +87,27 @@ func (p *progress) update(s workload.Progress) {
 	fmt.Fprintln(p.w, p.plainLine(s))
 }
 
-// clear ends the current run's report: it wipes the bar, and moves on to
-// the next run.
+// clear ends the report: it wipes the bar. A snapshot of another sale
+// after it starts the next run's report.
 func (p *progress) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.wipe()
+}
+
+// advance moves on to the next run: the bar is wiped, the count moves.
+func (p *progress) advance() {
+	p.wipe()
+	p.next = p.every
+	p.run++
+}
+
+// wipe wipes the bar.
+func (p *progress) wipe() {
 	if p.tty && p.width > 0 {
 		fmt.Fprintf(p.w, "\r%*s\r", p.width, "")
 	}
 	p.width = 0
-	p.next = p.every
-	p.run++
 }
 
 // barLine is the terminal's line: watchdog [2/13] [#####.....] answered

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -43,7 +41,7 @@ func TestRedlockServerCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, im := range impls {
-		if im.MultiServer {
+		if im.Needs().Has(workload.NeedsRedisServers) {
 			t.Errorf("--impl=all on one --redis kept %s", im.Name)
 		}
 	}
@@ -79,26 +77,3 @@ func TestRedlockRestartOne(t *testing.T) {
 		}
 	}
 }
-
-// newClusterBackend starts the servers a multi-server cell runs on: five
-// embedded servers, or three redis-servers.
-func newClusterBackend(t *testing.T, kind string) workload.Backend {
-	t.Helper()
-	if kind == "embedded" {
-		c, err := workload.StartEmbeddedCluster(5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	c, err := workload.DialCluster(context.Background(), []string{redistest.Start(t), redistest.Start(t), redistest.Start(t)}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// multiServer reports whether a cell's implementation runs on several
-// servers.
-func multiServer(c faults.Cell) bool { return c.Impl == "redlock" }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
@@ -29,50 +29,41 @@ import (
 
 // runOpts are the flags of `lockbench run`.
 type runOpts struct {
-	impls        []string
-	clients      int
-	nodes        int
-	stock        int64
-	attempts     int
-	ramp         time.Duration
-	ttl          time.Duration
-	hold         time.Duration
-	reentry      int
-	workers      int
-	pool         int
-	backendKind  string // embedded, redis or docker; resolved by validate
-	redis        string
-	servers      int  // --redlock-servers
-	multiServer  bool // a multi-server impl (redlock) runs; set by validate
-	redisImage   string
-	zk           string // ZooKeeper address of the zookeeper implementations
-	password     string
-	mysqlDSN     string
-	prefix       string
-	force        bool
-	seed         uint64
-	out          string
-	json         bool
-	timeout      time.Duration
-	checkTimeout time.Duration
-	cpuprofile   string
-	faults       string
-	cmdTimeout   time.Duration
-	gate         gateOpts
+	impls          []string
+	clients        int
+	nodes          int
+	stock          int64
+	attempts       int
+	ramp           time.Duration
+	ttl            time.Duration
+	hold           time.Duration
+	reentry        int
+	workers        int
+	pool           int
+	backendKind    string // embedded, redis or docker; resolved by validate
+	redis          string
+	redlockServers int // --redlock-servers
+	redisImage     string
+	zk             string // ZooKeeper address of the zookeeper implementations
+	password       string
+	mysqlDSN       string
+	prefix         string
+	force          bool
+	seed           uint64
+	out            string
+	json           bool
+	timeout        time.Duration
+	checkTimeout   time.Duration
+	cpuprofile     string
+	faults         string
+	cmdTimeout     time.Duration
+	gate           gateOpts
 
-	specs    []faults.Spec       // parsed from faults by validate
-	mysql    *workload.MySQL     // reached by start when a MySQL impl runs
-	zkServer *workload.ZooKeeper // reached by start when --zk is given
-	// zkImage and mysqlImage are --zk-image and --mysql-image; the
-	// containers are those --backend=docker started (see dockerServers).
+	specs   []faults.Spec    // parsed from faults by validate
+	needs   workload.Needs   // the servers the implementations to run need; set by validate
+	servers *harness.Servers // opened by start
+	// zkImage and mysqlImage are --zk-image and --mysql-image.
 	zkImage, mysqlImage string
-	zkContainer         *containers.ZooKeeper
-	mysqlContainer      *containers.MySQL
-	// wantZK is true when an implementation to run locks in ZooKeeper.
-	wantZK bool
-	// wantMySQL is true when an implementation to run keeps its
-	// inventory in MySQL.
-	wantMySQL bool
 	// leftOut lists the implementations --impl=all left out for want of
 	// a server, and why; notRun the matrix cells that leaves out.
 	leftOut []leftOut
@@ -116,10 +107,6 @@ Examples:
   lockbench matrix
 `
 
-// faultLease is the lease when --faults is given without --ttl: the seeds'
-// 30 s lease would make every fault last a minute.
-const faultLease = time.Second
-
 func runFlags(o *runOpts) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -136,7 +123,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
-	fs.IntVar(&o.servers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
+	fs.IntVar(&o.redlockServers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
@@ -146,7 +133,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
 	fs.StringVar(&o.out, "out", "", "directory to write result.json, report.html and the histories to")
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
-	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+faultLease.String())
+	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+harness.FaultLease.String())
 	fs.DurationVar(&o.cmdTimeout, "command-timeout", 3*time.Second, "deadline of each Redis command; one that runs out has an unknown outcome")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
@@ -178,18 +165,18 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) (help bool, 
 }
 
 // validate checks the options and resolves the implementations.
-func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
+func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	o.flags = fs
-	var impls []locks.Impl
+	var impls []harness.Impl
 	for _, name := range o.impls {
 		name = strings.TrimSpace(name)
 		if name == "all" {
-			impls = locks.All()
+			impls = harness.All()
 			break
 		}
-		im, ok := locks.Lookup(name)
+		im, ok := harness.Lookup(name)
 		if !ok {
-			return nil, usageErr("--impl: unknown implementation %q; accepts all or a comma list of: %s", name, strings.Join(locks.Names(), ", "))
+			return nil, usageErr("--impl: unknown implementation %q; accepts all or a comma list of: %s", name, strings.Join(harness.Names(), ", "))
 		}
 		impls = append(impls, im)
 	}
@@ -235,15 +222,14 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
 	}
+	if err := o.resolveServers(fs); err != nil {
+		return nil, err
+	}
 	if impls, err = o.require(impls); err != nil {
 		return nil, err
 	}
 	for _, im := range impls {
-		o.wantMySQL = o.wantMySQL || im.Store == locks.StoreMySQL
-		o.wantZK = o.wantZK || im.ZooKeeper
-	}
-	if impls, err = o.resolveServers(fs, impls); err != nil {
-		return nil, err
+		o.needs |= im.Needs()
 	}
 	specs, err := faults.Parse(o.faults)
 	if err != nil {
@@ -252,7 +238,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 	o.specs = specs
 	if o.reentry > 0 {
 		for _, im := range impls {
-			if !im.Reentrant && im.Guard == locks.GuardLock {
+			if !im.Reentrant && im.Locked {
 				return nil, usageErr("--reentry: %s is not reentrant (a nested acquire would wait for itself); reentrant implementations: %s", im.Name, strings.Join(reentrant(), ", "))
 			}
 		}
@@ -262,7 +248,7 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]locks.Impl, error) {
 
 func reentrant() []string {
 	var out []string
-	for _, im := range locks.All() {
+	for _, im := range harness.All() {
 		if im.Reentrant {
 			out = append(out, im.Name)
 		}
@@ -283,7 +269,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := o.gate.prepare(fs, impls); err != nil {
 		return err
 	}
-	ctx, backend, done, err := o.start(fs)
+	ctx, done, err := o.start(fs)
 	if err != nil {
 		return err
 	}
@@ -291,15 +277,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	o.warnLeftOut(stderr, "")
 	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
 
-	result := o.newResult(o.command(fs), impls, backend)
-	for _, sp := range o.specs {
-		if err := sp.Fault.Available(backend); err != nil {
-			return flagErr("faults", err)
-		}
-	}
+	result := o.newResult(o.command(fs), impls)
 	for _, im := range impls {
-		if err := mysqlFaults(im, o.specs); err != nil {
-			return err
+		if err := harness.Available(&o.servers.Servers, im, o.specs); err != nil {
+			return flagErr("faults", err)
 		}
 	}
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
@@ -308,7 +289,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			break
 		}
-		run, err := o.runOne(ctx, im, backend, progress)
+		run, err := o.runOne(ctx, im, progress)
 		if run != nil {
 			result.Runs = append(result.Runs, *run)
 		}
@@ -332,16 +313,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 
 // start does what every command that runs sales does first: it picks the
 // seed, makes the --out directory, starts the CPU profile, ties a context
-// to Ctrl-C and opens the backend. done undoes it all, in order.
+// to Ctrl-C and opens the servers the implementations need (o.servers).
+// done undoes it all, in order.
 //
 // Ctrl-C ends the sale in progress; what was recorded is still checked
 // and written. A second Ctrl-C kills the process.
-func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workload.Backend, done func(), err error) {
+func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), err error) {
 	if !fs.Changed("seed") {
 		o.seed = rand.Uint64()
 	}
 	if err := prepareOutputs(o.out, o.gate.junit); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	var undo []func()
 	done = func() {
@@ -349,9 +331,9 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 			undo[i]()
 		}
 	}
-	fail := func(err error) (context.Context, workload.Backend, func(), error) {
+	fail := func(err error) (context.Context, func(), error) {
 		done()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	undo = append(undo, stop)
@@ -367,60 +349,47 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, backend workloa
 		}
 		undo = append(undo, pprof.StopCPUProfile)
 	}
-	backend, err = o.backend(ctx)
+	servers, err := harness.Open(ctx, o.serverOptions(), o.needs)
 	if err != nil {
-		return fail(err)
-	}
-	undo = append(undo, func() { backend.Close() })
-	stopServers, err := o.dockerServers(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	undo = append(undo, stopServers)
-	if o.wantMySQL && o.mysql == nil {
-		if o.mysql, err = workload.DialMySQL(ctx, o.mysqlDSN); err != nil {
-			return fail(infraErr(ctx, err))
+		if errors.Is(err, harness.ErrServers) {
+			return fail(usageErr("%s", strings.TrimPrefix(err.Error(), "harness: ")))
 		}
-		undo = append(undo, func() { o.mysql.Close() })
+		return fail(infraErr(ctx, err))
 	}
-	if o.zk != "" {
-		if o.zkServer, err = workload.DialZooKeeper(ctx, o.zk); err != nil {
-			return fail(infraErr(ctx, err))
-		}
-	}
+	o.servers = servers
+	undo = append(undo, servers.Close)
+	return ctx, done, nil
+}
 
-	return ctx, backend, done, nil
+// serverOptions are the servers the flags name.
+func (o *runOpts) serverOptions() harness.ServerOptions {
+	return harness.ServerOptions{
+		Backend:        o.backendKind,
+		Redis:          o.redisAddrs(),
+		RedisPassword:  o.password,
+		RedlockServers: o.redlockServers,
+		RedisImage:     o.redisImage,
+		ZooKeeperImage: o.zkImage,
+		MySQLImage:     o.mysqlImage,
+		ZooKeeper:      o.zk,
+		MySQLDSN:       o.mysqlDSN,
+	}
 }
 
 // newResult starts the result of a benchmark run by command.
-func (o *runOpts) newResult(command string, impls []locks.Impl, backend workload.Backend) *reports.Result {
+func (o *runOpts) newResult(command string, impls []harness.Impl) *reports.Result {
 	return &reports.Result{
 		Schema:  reports.SchemaVersion,
 		Version: buildVersion(),
 		Started: time.Now().UTC(),
 		Command: command,
-		Config:  o.config(impls, o.serverNames(backend)),
+		Config:  o.config(impls),
 	}
 }
 
-// lease is the lease a run of im uses: --ttl, else the fault lease when
-// faults are injected, else zero (the seed's own).
-func (o *runOpts) lease() time.Duration {
-	if o.ttl == 0 && len(o.specs) > 0 {
-		return faultLease
-	}
-	return o.ttl
-}
-
-// runOne runs the sale against im with the options' faults, checks it,
-// and writes its history when --out is set. The error is an exitError.
-func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Backend, progress *progress) (*reports.Run, error) {
-	cfg := workload.Config{
-		Impl:           im,
-		Backend:        backend,
-		MySQL:          o.mysql,
-		Prefix:         o.prefix,
-		Force:          o.force,
+// workload is the sale the flags describe.
+func (o *runOpts) workload() harness.Workload {
+	return harness.Workload{
 		Clients:        o.clients,
 		Nodes:          o.nodes,
 		Workers:        o.workers,
@@ -428,35 +397,32 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		Stock:          o.stock,
 		Attempts:       o.attempts,
 		Ramp:           o.ramp,
-		TTL:            o.lease(),
+		TTL:            o.ttl,
 		Hold:           o.hold,
 		Reentry:        o.reentry,
 		Timeout:        o.timeout,
 		CommandTimeout: o.cmdTimeout,
-		ZooKeeper:      o.zkServer,
+		Prefix:         o.prefix,
+		Force:          o.force,
 	}
+}
+
+// plan is the plan of a run of im: the flags' workload, faults and seed.
+func (o *runOpts) plan(im harness.Impl, progress *progress) harness.Plan {
+	p := harness.Plan{Impl: im, Workload: o.workload(), Faults: o.specs, Seed: o.seed, CheckTimeout: o.checkTimeout}
 	if progress != nil {
-		cfg.Progress = progress.update
+		p.Progress = progress.update
+	}
+	return p
+}
+
+// runOne runs the sale against im with the options' faults, checks it,
+// and writes its history when --out is set. The error is an exitError.
+func (o *runOpts) runOne(ctx context.Context, im harness.Impl, progress *progress) (*reports.Run, error) {
+	if progress != nil {
 		defer progress.clear()
 	}
-	if err := mysqlFaults(im, o.specs); err != nil {
-		return nil, err
-	}
-	var inj *faults.Injector
-	if len(o.specs) > 0 {
-		lease := cmp.Or(cfg.TTL, im.DefaultTTL, faultLease)
-		var err error
-		inj, err = faults.New(o.specs, faults.Env{Lease: lease, CommandTimeout: o.cmdTimeout, Nodes: o.nodes, Seed: o.seed}, backend)
-		if err != nil {
-			if errors.Is(err, faults.ErrUnavailable) || errors.Is(err, faults.ErrParam) {
-				return nil, flagErr("faults", err)
-			}
-			return nil, &exitError{code: exitInfra, err: err}
-		}
-		defer inj.Close()
-		cfg.Injector = inj
-	}
-	h, err := workload.Run(ctx, cfg)
+	run, h, err := harness.Run(ctx, &o.servers.Servers, o.plan(im, progress))
 	// A server lost during or after the sale leaves a history: it is
 	// judged and written like any other, and the loss is returned beside
 	// the run (exit 3 once the summary is out; Ctrl-C's 130 when the user
@@ -468,20 +434,18 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		}
 		err = nil
 	}
-	if err != nil {
-		if errors.Is(err, workload.ErrPrefixInUse) {
-			return nil, flagErr("prefix", err)
-		}
-		if errors.Is(err, workload.ErrTablesInUse) {
-			return nil, flagErr("mysql-dsn", err)
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, workload.ErrPrefixInUse):
+		return nil, flagErr("prefix", err)
+	case errors.Is(err, workload.ErrTablesInUse):
+		return nil, flagErr("mysql-dsn", err)
+	case errors.Is(err, faults.ErrUnavailable), errors.Is(err, faults.ErrParam):
+		return nil, flagErr("faults", err)
+	case errors.Is(err, harness.ErrPlan):
+		return nil, usageErr("%s", strings.TrimPrefix(err.Error(), "harness: "))
+	default:
 		return nil, infraErr(ctx, err)
-	}
-	run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: o.checkTimeout}))
-	for _, sp := range o.specs {
-		if !fired(h, sp.Fault.Name()) {
-			run.Notes = append(run.Notes, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time", sp.Fault.Name(), im.Name))
-		}
 	}
 	if o.out != "" {
 		name := o.gate.historyName(im.Name)
@@ -490,17 +454,7 @@ func (o *runOpts) runOne(ctx context.Context, im locks.Impl, backend workload.Ba
 		}
 		run.History = name
 	}
-	return &run, lost
-}
-
-// fired reports whether h records an injection of the named fault.
-func fired(h *history.History, name string) bool {
-	for _, f := range h.Faults {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
+	return run, lost
 }
 
 // finish writes the result where it was asked for and turns the verdicts
@@ -555,9 +509,9 @@ func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
 
 // The backends --backend accepts.
 const (
-	backendEmbedded = "embedded"
-	backendRedis    = "redis"
-	backendDocker   = "docker"
+	backendEmbedded = harness.BackendEmbedded
+	backendRedis    = harness.BackendRedis
+	backendDocker   = harness.BackendDocker
 )
 
 // resolveBackend checks --backend against --redis and --redis-image and
@@ -589,42 +543,10 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 	return o.resolveImages(fs)
 }
 
-// backend starts or reaches the server the options name. Whatever it
-// returns, its caller closes; on an error nothing is left running.
-func (o *runOpts) backend(ctx context.Context) (workload.Backend, error) {
-	if n := o.serverCount(); n > 1 {
-		return o.cluster(ctx, n)
-	}
-	switch o.backendKind {
-	case backendRedis:
-		b, err := workload.DialRedis(ctx, o.redis, o.password)
-		if err != nil {
-			return nil, infraErr(ctx, err)
-		}
-		return b, nil
-	case backendDocker:
-		b, err := containers.StartRedis(ctx, o.redisImage)
-		if err != nil {
-			return nil, infraErr(ctx, err)
-		}
-		return b, nil
-	}
-	// The embedded server runs a fresh Lua state for every script call:
-	// garbage, not live data. A lazier collector buys a third of the run
-	// time; the memory limit keeps the footprint bounded all the same.
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(300 << 20)
-	b, err := workload.StartEmbedded()
-	if err != nil {
-		return nil, &exitError{code: exitInfra, err: err}
-	}
-	return b, nil
-}
-
 // command rebuilds the command line that reproduces the run: every flag
 // that was set, and the seed.
 func (o *runOpts) command(fs *pflag.FlagSet) string {
-	return o.commandLine(fs, nil, nil, o.dsnArg())
+	return o.commandLine(fs, nil, nil, o.dsnArg(o.needs))
 }
 
 // notReproduced are the flags no reproduce line carries: the seed comes
@@ -662,22 +584,21 @@ func (o *runOpts) commandLine(fs *pflag.FlagSet, set [][2]string, skip []string,
 	return strings.Join(parts, " ")
 }
 
-func (o *runOpts) config(impls []locks.Impl, backend string) reports.Config {
+func (o *runOpts) config(impls []harness.Impl) reports.Config {
 	names := make([]string, 0, len(impls))
 	for _, im := range impls {
 		names = append(names, im.Name)
 	}
-	mysql := o.mysqlName()
 	return reports.Config{
 		Impls:    names,
-		Backend:  backend,
-		MySQL:    mysql,
+		Backend:  o.servers.Names(),
+		MySQL:    o.servers.MySQLName,
 		Nodes:    o.nodes,
 		Clients:  o.clients,
 		Stock:    o.stock,
 		Attempts: o.attempts,
 		Ramp:     reports.Duration(o.ramp),
-		TTL:      reports.Duration(o.lease()),
+		TTL:      reports.Duration(o.workload().Lease(o.specs)),
 		Hold:     reports.Duration(o.hold),
 		Workers:  o.workers,
 		Seed:     int64(o.seed),

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/reports"
 )
 
@@ -46,7 +46,7 @@ func TestMatrixSweep(t *testing.T) {
 			}
 		case "setnx":
 			for _, p := range c.Sweep.Points {
-				if p.Broke || p.Measured != faults.Safe.Label {
+				if p.Broke || p.Measured != matrix.Safe.Label {
 					t.Errorf("setnx at %s: %s", p.Value, p.Measured)
 				}
 			}
@@ -65,33 +65,6 @@ func TestMatrixSweepUsage(t *testing.T) {
 		{[]string{"matrix", "--sweep=for=1x..2x", "--faults=crash-holder"}, "no fault of the chosen cells"},
 		{[]string{"--sweep=for=1x..2x"}, "sweep"},
 	})
-}
-
-// TestSweepMatch: how a sweep's values judge a cell.
-func TestSweepMatch(t *testing.T) {
-	hit, miss, none := sweepRun{true, true}, sweepRun{true, false}, sweepRun{false, false}
-	tests := []struct {
-		name string
-		want faults.Expect
-		runs []sweepRun
-		ok   bool
-	}{
-		{"breaks at one value", faults.OverlapOversell, []sweepRun{miss, miss, hit}, true},
-		{"never breaks", faults.OverlapOversell, []sweepRun{miss, miss, miss}, false},
-		{"safe everywhere", faults.Safe, []sweepRun{hit, hit, hit}, true},
-		{"a false alarm at one value", faults.Safe, []sweepRun{hit, miss, hit}, false},
-		{"values that never fired count for nothing", faults.Safe, []sweepRun{none, hit}, true},
-		{"a breaking value that never fired", faults.OverlapOversell, []sweepRun{miss, none}, false},
-		{"nothing fired", faults.Safe, []sweepRun{none, none}, false},
-		{"sometimes", faults.Racy, []sweepRun{miss, miss}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := sweepMatch(tt.want, tt.runs); got != tt.ok {
-				t.Errorf("sweepMatch = %v, want %v", got, tt.ok)
-			}
-		})
-	}
 }
 
 // TestCellCommand: a cell's reproduce line is built by the one builder of

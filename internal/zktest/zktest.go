@@ -18,7 +18,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/testproc"
-	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/internal/zkver"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns a missing
@@ -97,7 +97,7 @@ forceSync=no
 	err = p.Wait("zookeeper", addr, startTimeout, 50*time.Millisecond, func() error {
 		// srvr, not ruok: ruok says imok before the server accepts
 		// sessions (seen with the container image).
-		if locks.ZooKeeperVersion(addr, time.Second) == "" {
+		if zkver.Get(addr, time.Second) == "" {
 			return errors.New("no answer to srvr")
 		}
 		return nil

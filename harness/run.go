@@ -1,0 +1,205 @@
+// Package harness is lockbench's engine, usable as a library: a Plan (an
+// implementation, a workload, faults and a seed) run against opened
+// Servers gives the checked result and the recorded history, the same
+// ones the CLI prints and writes. The registry of implementations (All,
+// Lookup, Register) and the opening of servers (Open) live here too, so
+// that the CLI, the matrix, the tests and users' own code drive one
+// engine.
+package harness
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// FaultLease is the lease of a run with faults and no TTL: the seeds' 30 s
+// lease would make every fault last a minute.
+const FaultLease = time.Second
+
+// Workload is the shape of the sale: buyers, nodes, stock, arrivals and
+// the bounds on it. Defaults gives seed 003's.
+type Workload struct {
+	// Clients is the number of buyers.
+	Clients int
+	// Nodes is the number of simulated service instances.
+	Nodes int
+	// Workers bounds each node's request pool; zero gives every buyer its
+	// own goroutine.
+	Workers int
+	// Pool is each node's connection pool size.
+	Pool int
+	// Stock is the initial inventory.
+	Stock int64
+	// Attempts is how many purchases a buyer tries before giving up.
+	Attempts int
+	// Ramp spreads the arrivals evenly over this window; zero is a burst.
+	Ramp time.Duration
+	// TTL is the lock's lease; zero is the implementation's default, or
+	// FaultLease when faults are injected.
+	TTL time.Duration
+	// Hold is the business step between the read and the write.
+	Hold time.Duration
+	// Reentry re-acquires the lock this many levels deep inside the
+	// critical section (reentrant implementations).
+	Reentry int
+	// Timeout bounds the sale; a sale cut by it is a liveness failure.
+	Timeout time.Duration
+	// CommandTimeout bounds each command to a server.
+	CommandTimeout time.Duration
+	// Prefix is put before every Redis key.
+	Prefix string
+	// Force deletes keys (or tables) a previous run left instead of
+	// refusing to run.
+	Force bool
+}
+
+// Defaults is seed 003's flash sale: 20,000 buyers in one second on two
+// nodes of 200 workers, stock 5,000.
+func Defaults() Workload {
+	return Workload{
+		Clients:        20000,
+		Nodes:          2,
+		Workers:        200,
+		Pool:           64,
+		Stock:          5000,
+		Attempts:       1,
+		Ramp:           time.Second,
+		Timeout:        3 * time.Minute,
+		CommandTimeout: 3 * time.Second,
+		Prefix:         "lockbench:",
+	}
+}
+
+// Lease is the lease a run of w with faults uses: TTL, else FaultLease
+// when there are faults, else zero (each implementation's own).
+func (w Workload) Lease(faults []faults.Spec) time.Duration {
+	if w.TTL == 0 && len(faults) > 0 {
+		return FaultLease
+	}
+	return w.TTL
+}
+
+// Plan is one run: an implementation, the workload, the faults and the
+// seed of every random choice.
+type Plan struct {
+	Impl     Impl
+	Workload Workload
+	Faults   []faults.Spec
+	Seed     uint64
+	// CheckTimeout bounds the linearizability check (default
+	// checker.DefaultTimeout).
+	CheckTimeout time.Duration
+	// Progress, if set, is called a few times a second while the sale
+	// runs.
+	Progress func(workload.Progress)
+}
+
+// Sentinel errors of Run, matched with errors.Is; the workload's
+// (workload.ErrUnreachable, ErrPrefixInUse, ErrTablesInUse) and the
+// faults' (faults.ErrUnavailable, ErrParam) come through as they are.
+var (
+	// ErrPlan means the plan cannot run: no sale, a reentry the lock
+	// cannot do, a server it needs missing.
+	ErrPlan = errors.New("harness: bad plan")
+)
+
+// Available checks that every fault of specs can strike im on servers,
+// the one place a fault's availability is decided: the server that holds
+// the inventory must pause or restart for the server faults, the nodes'
+// links must go through the fault proxy for latency and partition. The
+// error wraps faults.ErrUnavailable.
+func Available(servers *workload.Servers, im Impl, specs []faults.Spec) error {
+	t, err := servers.Target(im.Sale)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrPlan, err)
+	}
+	for _, sp := range specs {
+		if err := sp.Fault.Available(t); err != nil {
+			return fmt.Errorf("%w (%s)", err, im.Name)
+		}
+	}
+	return nil
+}
+
+// Run runs plan's sale on servers, injects its faults, checks what was
+// recorded and returns the judged run and the history.
+//
+// The error is for infrastructure and for plans that cannot run; a lock
+// that fails shows in the run, never here. A server lost during the sale
+// (workload.ErrUnreachable) still returns the run and the history,
+// judged as far as they go, beside the error.
+func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Run, *history.History, error) {
+	im, w := plan.Impl, plan.Workload
+	if im.Sale == nil {
+		return nil, nil, fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)
+	}
+	if w.Reentry > 0 && !im.Reentrant && im.Locked {
+		return nil, nil, fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)
+	}
+	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
+		return nil, nil, fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
+	}
+	cfg := workload.Config{
+		Name:           im.Name,
+		Sale:           im.Sale,
+		Servers:        servers,
+		Prefix:         w.Prefix,
+		Force:          w.Force,
+		Clients:        w.Clients,
+		Nodes:          w.Nodes,
+		Workers:        w.Workers,
+		Pool:           w.Pool,
+		Stock:          w.Stock,
+		Attempts:       w.Attempts,
+		Ramp:           w.Ramp,
+		TTL:            w.Lease(plan.Faults),
+		Hold:           w.Hold,
+		Reentry:        w.Reentry,
+		Timeout:        w.Timeout,
+		CommandTimeout: w.CommandTimeout,
+		Progress:       plan.Progress,
+	}
+	if len(plan.Faults) > 0 {
+		if err := Available(servers, im, plan.Faults); err != nil {
+			return nil, nil, err
+		}
+		t, _ := servers.Target(im.Sale)
+		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
+		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer inj.Close()
+		cfg.Injector = inj
+	}
+	h, err := workload.Run(ctx, cfg)
+	if h == nil {
+		return nil, nil, err
+	}
+	run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: cmp.Or(plan.CheckTimeout, checker.DefaultTimeout)}))
+	for _, sp := range plan.Faults {
+		if !Fired(h, sp.Fault.Name()) {
+			run.Notes = append(run.Notes, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time", sp.Fault.Name(), im.Name))
+		}
+	}
+	return &run, h, err
+}
+
+// Fired reports whether h records an injection of the named fault.
+func Fired(h *history.History, name string) bool {
+	for _, f := range h.Faults {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,211 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/lockbench/lockbench/containers"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// The kinds of Redis backend ServerOptions.Backend accepts.
+const (
+	// BackendEmbedded is the in-process, Redis-compatible server.
+	BackendEmbedded = "embedded"
+	// BackendRedis is a real Redis lockbench reaches by address.
+	BackendRedis = "redis"
+	// BackendDocker is Redis (and the ZooKeeper and MariaDB the
+	// implementations need) started in containers and removed after.
+	BackendDocker = "docker"
+)
+
+// MinRedlockServers is the fewest independent servers a lock on several
+// (redlock) is run on: with two, a majority is both, and one server down
+// stops the lock.
+const MinRedlockServers = 3
+
+// ErrServers means the options cannot give a server an implementation
+// needs: no --zk for a ZooKeeper lock, too few Redis addresses for
+// redlock...
+var ErrServers = errors.New("harness: a server is missing")
+
+// ServerOptions say where the servers are, or which to start.
+type ServerOptions struct {
+	// Backend is BackendEmbedded (the default), BackendRedis or
+	// BackendDocker.
+	Backend string
+	// Redis are the addresses of BackendRedis: one, or several
+	// independent servers for redlock (the first holds the inventory).
+	Redis []string
+	// RedisPassword is the password of BackendRedis.
+	RedisPassword string
+	// RedlockServers is how many independent servers BackendEmbedded and
+	// BackendDocker start for a lock on several (default
+	// locks.RedlockServers).
+	RedlockServers int
+	// RedisImage, ZooKeeperImage and MySQLImage are BackendDocker's
+	// images (default the containers package's).
+	RedisImage, ZooKeeperImage, MySQLImage string
+	// ZooKeeper is the address of a ZooKeeper; with BackendDocker and none
+	// given, one is started.
+	ZooKeeper string
+	// MySQLDSN reaches a MySQL or MariaDB; with BackendDocker and none
+	// given, one is started.
+	MySQLDSN string
+}
+
+// Missing says why o cannot give the servers of needs, "" when it can.
+func (o ServerOptions) Missing(needs workload.Needs) string {
+	docker := o.Backend == BackendDocker
+	switch {
+	case needs.Has(workload.NeedsMySQL) && o.MySQLDSN == "" && !docker:
+		return "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $LOCKBENCH_MYSQL_DSN, or run with --backend=docker (MariaDB in a container)"
+	case needs.Has(workload.NeedsZooKeeper) && o.ZooKeeper == "" && !docker:
+		return "needs a ZooKeeper: give --zk ADDR (or set $LOCKBENCH_ZK), or run with --backend=docker (ZooKeeper in a container)"
+	case needs.Has(workload.NeedsRedisServers) && o.Backend == BackendRedis && len(o.Redis) < MinRedlockServers:
+		return fmt.Sprintf("runs on at least %d independent Redis servers: give their addresses to --redis as a comma list (got %d)", MinRedlockServers, len(o.Redis))
+	}
+	return ""
+}
+
+// Servers are the servers Open started or reached, and what undoes it.
+type Servers struct {
+	workload.Servers
+	// MySQLName names the MySQL for the summary, with its container's
+	// image when Open started it.
+	MySQLName string
+	undo      []func()
+}
+
+// Close stops what Open started, in reverse order: the MySQL's database
+// is dropped before its container goes.
+func (s *Servers) Close() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		s.undo[i]()
+	}
+	s.undo = nil
+}
+
+// Names names the Redis and the ZooKeeper, for the summary ("" when the
+// run has neither); the MySQL is MySQLName.
+func (s *Servers) Names() string {
+	var names []string
+	if s.Redis != nil {
+		names = append(names, s.Redis.Name())
+	}
+	if s.ZooKeeper != nil {
+		names = append(names, s.ZooKeeper.Name())
+	}
+	return strings.Join(names, "; ")
+}
+
+// Open starts or reaches the servers needs names, and only those. Every
+// server it starts goes on one undo stack: on an error nothing is left
+// running, and Close stops them all. A server that cannot be reached
+// fails with workload.ErrUnreachable; options that cannot give a server
+// fail with ErrServers.
+func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers, error) {
+	if why := o.Missing(needs); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrServers, why)
+	}
+	s := &Servers{}
+	fail := func(err error) (*Servers, error) {
+		s.Close()
+		return nil, err
+	}
+	if needs.Has(workload.NeedsRedis) {
+		b, err := o.redis(ctx, needs.Has(workload.NeedsRedisServers))
+		if err != nil {
+			return fail(err)
+		}
+		s.Redis = b
+		s.undo = append(s.undo, func() { b.Close() })
+	}
+	if needs.Has(workload.NeedsZooKeeper) {
+		if o.ZooKeeper != "" {
+			z, err := workload.DialZooKeeper(ctx, o.ZooKeeper)
+			if err != nil {
+				return fail(err)
+			}
+			s.ZooKeeper = z
+		} else {
+			z, err := containers.StartZooKeeper(ctx, cmp.Or(o.ZooKeeperImage, containers.ZooKeeperImage))
+			if err != nil {
+				return fail(err)
+			}
+			s.ZooKeeper = z
+			s.undo = append(s.undo, func() { z.Close() })
+		}
+	}
+	if needs.Has(workload.NeedsMySQL) {
+		dsn, label := o.MySQLDSN, ""
+		if dsn == "" {
+			c, err := containers.StartMySQL(ctx, cmp.Or(o.MySQLImage, containers.MySQLImage))
+			if err != nil {
+				return fail(err)
+			}
+			s.undo = append(s.undo, func() { c.Close() })
+			dsn, label = c.DSN(), " in docker ("+c.Image()+")"
+		}
+		m, err := workload.DialMySQL(ctx, dsn)
+		if err != nil {
+			return fail(err)
+		}
+		s.MySQL, s.MySQLName = m, m.Name()+label
+		s.undo = append(s.undo, func() { m.Close() })
+	}
+	return s, nil
+}
+
+// redis starts or reaches the Redis backend: several independent servers
+// when many is true (or several addresses are given).
+func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, error) {
+	n := 1
+	switch {
+	case o.Backend == BackendRedis:
+		n = len(o.Redis)
+	case many:
+		n = cmp.Or(o.RedlockServers, locks.RedlockServers)
+	}
+	switch o.Backend {
+	case BackendRedis:
+		if n == 0 {
+			return nil, fmt.Errorf("%w: --backend=redis needs the address of a Redis", ErrServers)
+		}
+		if n > 1 {
+			return workload.DialCluster(ctx, o.Redis, o.RedisPassword)
+		}
+		return workload.DialRedis(ctx, o.Redis[0], o.RedisPassword)
+	case BackendDocker:
+		var servers []workload.Backend
+		for range n {
+			b, err := containers.StartRedis(ctx, cmp.Or(o.RedisImage, containers.RedisImage))
+			if err != nil {
+				workload.NewCluster(servers).Close()
+				return nil, err
+			}
+			servers = append(servers, b)
+		}
+		if n == 1 {
+			return servers[0], nil
+		}
+		return workload.NewCluster(servers), nil
+	case "", BackendEmbedded:
+		// The embedded server runs a fresh Lua state for every script
+		// call: garbage, not live data. A lazier collector buys a third
+		// of the run time; the memory limit keeps the footprint bounded
+		// all the same.
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(300 << 20)
+		if n > 1 {
+			return workload.StartEmbeddedCluster(n)
+		}
+		return workload.StartEmbedded()
+	}
+	return nil, fmt.Errorf("%w: unknown backend %q; accepts embedded, redis or docker", ErrServers, o.Backend)
+}

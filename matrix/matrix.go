@@ -1,0 +1,373 @@
+// Package matrix is lockbench's truth table and the running of it: every
+// implementation against every fault that applies to it (Truth), the
+// cells a run picks (Select, SweepCells), each cell's plan on the
+// matrix's small workload, its run through the harness and its judging
+// against the expected verdict, and the flags that reproduce one cell.
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Sentinel errors of the matrix, matched with errors.Is.
+var (
+	// ErrNoCell means no cell of the truth table matches the choice.
+	ErrNoCell = errors.New("matrix: no cell of the truth table matches")
+	// ErrUnknownFault means a fault named to narrow the matrix does not
+	// exist.
+	ErrUnknownFault = errors.New("matrix: unknown fault")
+)
+
+// Defaults is the small workload each cell runs: a few seconds at most,
+// a short lease so that faults are short too.
+func Defaults() harness.Workload {
+	w := harness.Defaults()
+	w.Clients, w.Stock, w.Ramp, w.Workers = 400, 300, 500*time.Millisecond, 20
+	w.TTL, w.Timeout, w.CommandTimeout = 200*time.Millisecond, 10*time.Second, 500*time.Millisecond
+	return w
+}
+
+// Select picks the truth table's cells of impls and of the faults named
+// in only, a comma list (every fault when empty; none is the no-fault
+// column).
+func Select(impls []harness.Impl, only string) ([]Cell, error) {
+	var names []string
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if _, ok := faults.Lookup(n); !ok && n != "none" {
+			return nil, fmt.Errorf("%w %q; accepts none or a comma list of: %s", ErrUnknownFault, n, strings.Join(faults.Names(), ", "))
+		}
+		names = append(names, n)
+	}
+	var cells []Cell
+	for _, c := range Truth {
+		if !slices.ContainsFunc(impls, func(im harness.Impl) bool { return im.Name == c.Impl }) {
+			continue
+		}
+		f := c.Fault
+		if f == "" {
+			f = "none"
+		}
+		if len(names) > 0 && !slices.Contains(names, f) {
+			continue
+		}
+		cells = append(cells, c)
+	}
+	if len(cells) == 0 {
+		return nil, ErrNoCell
+	}
+	return cells, nil
+}
+
+// SweepCells keeps the cells whose fault has the swept parameter; the
+// second result names those it leaves out. None kept is ErrNoCell.
+func SweepCells(cells []Cell, sw faults.Sweep) ([]Cell, []string, error) {
+	var kept []Cell
+	var out []string
+	for _, c := range cells {
+		if f, ok := faults.Lookup(c.Fault); ok && sw.Applies(f) {
+			kept = append(kept, c)
+		} else {
+			out = append(out, c.Name())
+		}
+	}
+	if len(kept) == 0 {
+		var with []string
+		for _, f := range faults.All {
+			if sw.Applies(f) {
+				with = append(with, f.Name())
+			}
+		}
+		return nil, nil, fmt.Errorf("%w: no fault of the chosen cells has a duration parameter %q (faults that do: %s)", ErrNoCell, sw.Param, strings.Join(with, ", "))
+	}
+	return kept, out, nil
+}
+
+// Lookup returns the cell called name ("impl/fault", see Cell.Name).
+func Lookup(name string) (Cell, bool) {
+	for _, c := range Truth {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Workload is w with the cell's own node count, lease, arrivals and
+// timeout.
+func (c Cell) Workload(w harness.Workload) harness.Workload {
+	if c.Nodes > 0 {
+		w.Nodes = c.Nodes
+	}
+	if c.TTL > 0 {
+		w.TTL = c.TTL
+	}
+	if c.Burst {
+		w.Ramp = 0
+	}
+	if c.Timeout > 0 && c.Timeout < w.Timeout {
+		w.Timeout = c.Timeout
+	}
+	return w
+}
+
+// Flags are the run flags that reproduce the cell on workload w with the
+// fault entry (the cell's own, or a sweep's value): its implementation,
+// its fault, and the workload, in the order a reproduce line gives them.
+func (c Cell) Flags(w harness.Workload, entry string) [][2]string {
+	w = c.Workload(w)
+	set := [][2]string{{"impl", c.Impl}}
+	if entry != "" {
+		set = append(set, [2]string{"faults", entry})
+	}
+	return append(set,
+		[2]string{"nodes", fmt.Sprint(w.Nodes)}, [2]string{"clients", fmt.Sprint(w.Clients)}, [2]string{"stock", fmt.Sprint(w.Stock)},
+		[2]string{"ramp", w.Ramp.String()}, [2]string{"workers", fmt.Sprint(w.Workers)}, [2]string{"ttl", w.TTL.String()},
+		[2]string{"timeout", w.Timeout.String()}, [2]string{"command-timeout", w.CommandTimeout.String()})
+}
+
+// Options are how Run runs the cells.
+type Options struct {
+	// Base is the plan every cell starts from: the matrix's workload, the
+	// seed, the check's bound. Its Impl and Faults are the cell's.
+	Base harness.Plan
+	// Sweep, when set, runs each cell once per value of the sweep.
+	Sweep *faults.Sweep
+	// Out, when set, is the directory each cell's history is written
+	// under, in a directory named after the cell.
+	Out string
+}
+
+// Result is what Run measured.
+type Result struct {
+	// Cells are the cells run, judged, in order.
+	Cells []reports.MatrixCell
+	// Skipped names the cells whose fault the servers cannot take, and
+	// why.
+	Skipped []string
+}
+
+// Run runs the cells on servers and judges each against the truth table.
+// A cell whose fault the servers cannot take is skipped and named; any
+// other error (a key prefix in use, a server unreachable) ends the run,
+// with the cells run so far. When ctx ends, the cells run are kept.
+func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options) (Result, error) {
+	var res Result
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		mc, err := RunCell(ctx, servers, cell, o)
+		if err != nil {
+			if errors.Is(err, faults.ErrUnavailable) {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("%s skipped: %v", cell.Name(), err))
+				continue
+			}
+			if ctx.Err() != nil && len(res.Cells) > 0 {
+				break // interrupted before this cell's sale: keep the cells run
+			}
+			return res, err
+		}
+		res.Cells = append(res.Cells, mc)
+	}
+	return res, nil
+}
+
+// RunCell runs one cell (under a sweep, once per value) and judges it.
+func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Options) (reports.MatrixCell, error) {
+	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
+	if o.Sweep != nil {
+		return sweepCell(ctx, servers, mc, cell, o)
+	}
+	run, nodes, err := runOnce(ctx, servers, cell, cell.Entry(), "", o)
+	if err != nil {
+		return reports.MatrixCell{}, err
+	}
+	// A cell whose fault never struck tested nothing: it cannot count as
+	// the expected verdict, least of all a safe one.
+	struck := cellStruck(cell, run)
+	mc.Measured = Measured(run)
+	if !struck {
+		mc.Measured = NotFired
+	}
+	mc.Nodes, mc.Run = nodes, *run
+	mc.Match = struck && (cell.Want.Sometimes || meets(cell.Want, run))
+	return mc, nil
+}
+
+// sweepCell runs cell once per value of the sweep, rising, and judges
+// the values together (see SweepMatch).
+func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.MatrixCell, cell Cell, o Options) (reports.MatrixCell, error) {
+	sw := o.Sweep
+	mc.Sweep = &reports.CellSweep{Param: sw.Param}
+	var judged []SweepRun
+	var last, broke *reports.Run
+	var lastFault, brokeFault string
+	for _, v := range sw.Values(cell.Workload(o.Base.Workload).TTL) {
+		if ctx.Err() != nil && last != nil {
+			break // interrupted: keep the values run
+		}
+		entry := sw.Set(cell.Entry(), v.Duration)
+		run, nodes, err := runOnce(ctx, servers, cell, entry, sw.Param+"="+v.Label, o)
+		if err != nil {
+			return reports.MatrixCell{}, err
+		}
+		mc.Nodes, last, lastFault = nodes, run, entry
+		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: Measured(run), Faults: len(run.Faults)}
+		struck := cellStruck(cell, run)
+		judged = append(judged, SweepRun{Struck: struck, Meets: meets(cell.Want, run)})
+		if struck {
+			p.Broke = brokeLock(run)
+			if p.Broke && broke == nil {
+				broke, brokeFault, mc.Sweep.BreaksAt = run, entry, v.Label
+			}
+		} else {
+			p.Measured = NotFired
+		}
+		mc.Sweep.Points = append(mc.Sweep.Points, p)
+	}
+	if broke == nil {
+		broke, brokeFault = last, lastFault
+	}
+	mc.Run, mc.Fault, mc.Measured = *broke, brokeFault, Measured(broke)
+	if !slices.ContainsFunc(judged, func(r SweepRun) bool { return r.Struck }) {
+		mc.Measured = NotFired
+	}
+	mc.Match = SweepMatch(cell.Want, judged)
+	return mc, nil
+}
+
+// SweepRun is one value of a sweep, judged: whether its fault struck and
+// whether the run met the cell's expectation.
+type SweepRun struct{ Struck, Meets bool }
+
+// SweepMatch judges a cell's sweep: a cell expected to break must meet
+// its expectation at one value at least, one expected to hold at every
+// value; values whose fault never struck count for neither, and a sweep
+// in which none struck tested nothing.
+func SweepMatch(want Expect, runs []SweepRun) bool {
+	breaks := want.Lock == Must || want.Data == Must || want.Live == Must
+	struck, all, some := 0, true, false
+	for _, r := range runs {
+		if !r.Struck {
+			continue
+		}
+		struck++
+		all = all && r.Meets
+		some = some || r.Meets
+	}
+	switch {
+	case struck == 0:
+		return false
+	case want.Sometimes:
+		return true
+	case breaks:
+		return some
+	}
+	return all
+}
+
+// runOnce runs cell with fault entry, its history under a directory of
+// Out named after the cell (and label, when a sweep gives one), and
+// returns the run and the node count it ran with.
+func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
+	im, ok := harness.Lookup(cell.Impl)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: no implementation %s", ErrNoCell, cell.Impl)
+	}
+	specs, err := faults.Parse(entry)
+	if err != nil {
+		return nil, 0, err
+	}
+	plan := o.Base
+	plan.Impl, plan.Faults, plan.Workload = im, specs, cell.Workload(o.Base.Workload)
+	if err := harness.Available(servers, im, specs); err != nil {
+		return nil, 0, err
+	}
+	run, h, err := harness.Run(ctx, servers, plan)
+	if err != nil && h == nil {
+		return nil, 0, err
+	}
+	if o.Out != "" {
+		name := cell.Name()
+		if label != "" {
+			name += "_" + label
+		}
+		dir := strings.ReplaceAll(name, "/", "_")
+		if err := os.MkdirAll(filepath.Join(o.Out, dir), 0o755); err != nil {
+			return nil, 0, err
+		}
+		file := im.Name + ".history.jsonl"
+		if err := history.WriteFile(filepath.Join(o.Out, dir, file), h); err != nil {
+			return nil, 0, err
+		}
+		run.History = filepath.Join(dir, file)
+	}
+	return run, plan.Workload.Nodes, err
+}
+
+// cellStruck reports whether the cell's fault struck in run (a cell
+// without a fault always counts).
+func cellStruck(cell Cell, run *reports.Run) bool {
+	return cell.Fault == "" || len(run.Faults) > 0
+}
+
+// brokeLock reports whether a run showed an overlap or an oversell.
+func brokeLock(r *reports.Run) bool {
+	return r.LockSafety == checker.Violated || r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
+}
+
+// NotFired is what a cell measured when its fault never struck.
+const NotFired = "fault never fired"
+
+// Measured names what a run showed in the truth table's words.
+func Measured(r *reports.Run) string {
+	lock := r.LockSafety == checker.Violated
+	data := r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
+	switch {
+	case lock && data:
+		return OverlapOversell.Label
+	case lock:
+		return Overlap.Label
+	case data:
+		return Oversell.Label
+	case r.DataSafety == checker.Unknown:
+		return "unknown"
+	case r.Liveness == checker.Violated:
+		return Deadlock.Label
+	}
+	return Safe.Label
+}
+
+// meets reports whether a run shows what want expects.
+func meets(want Expect, r *reports.Run) bool {
+	return wants(want.Lock, r.LockSafety) && wants(want.Data, r.DataSafety) && wants(want.Live, r.Liveness)
+}
+
+func wants(w Want, s checker.Status) bool {
+	violated := s == checker.Violated || s == checker.Illegal
+	holds := s == checker.OK || s == checker.NotApplicable
+	switch w {
+	case Must:
+		return violated
+	case MustNot:
+		return holds
+	}
+	return true
+}

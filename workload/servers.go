@@ -1,0 +1,146 @@
+package workload
+
+import (
+	"errors"
+	"strings"
+)
+
+// ErrNoRedis means a sale that keeps its inventory or its lock in Redis
+// was run without one.
+var ErrNoRedis = errors.New("workload: no Redis server")
+
+// Server is one server a sale runs on: a Redis (one, or several as a
+// Cluster), a ZooKeeper or a MySQL, whether lockbench runs it in process,
+// reaches it by address or started it in a container. A server may also
+// pause (Pauser) or restart (Restarter); clients reach Redis and
+// ZooKeeper by an address the fault proxy can stand in for.
+type Server interface {
+	// Name says what the server is and where, for the summary.
+	Name() string
+	// Version is the server's own version, "" when it does not say.
+	Version() string
+	// Close stops the server if lockbench started it.
+	Close() error
+}
+
+// ZooKeeperServer is a ZooKeeper reached at an address.
+type ZooKeeperServer interface {
+	Server
+	// Addr is the server's host:port.
+	Addr() string
+}
+
+// Servers are the servers a run's sales may use; a field is nil when the
+// run has no such server. A sale uses those its Needs name.
+type Servers struct {
+	// Redis holds the inventory and the locks of the Redis sales; a
+	// Cluster for a lock on several servers.
+	Redis Backend
+	// ZooKeeper is where the ZooKeeper locks live.
+	ZooKeeper ZooKeeperServer
+	// MySQL holds the inventory of the SQL sales.
+	MySQL *MySQL
+}
+
+// Missing returns the servers of needs that s lacks, as a set.
+func (s *Servers) Missing(needs Needs) Needs {
+	var have Needs
+	if s != nil && s.Redis != nil {
+		have |= NeedsRedis
+		if c, ok := s.Redis.(*Cluster); ok && len(c.servers) > 1 {
+			have |= NeedsRedisServers
+		}
+	}
+	if s != nil && s.ZooKeeper != nil {
+		have |= NeedsZooKeeper
+	}
+	if s != nil && s.MySQL != nil {
+		have |= NeedsMySQL
+	}
+	return needs &^ have
+}
+
+// Target is what a run's server faults act on: the server that holds the
+// sale's inventory, and whether the sale's clients reach their servers by
+// addresses the fault proxy can stand in for.
+type Target struct {
+	// Store holds the inventory: the Redis, or the MySQL of a SQL sale.
+	Store Server
+	// Routed is true when latency and partition can be put between the
+	// nodes and the servers (Redis, ZooKeeper: yes; MySQL: no).
+	Routed bool
+}
+
+// Target is what the faults of a run of sale on s act on. It fails with
+// ErrNoRedis or ErrNoMySQL when s lacks the store.
+func (s *Servers) Target(sale Sale) (Target, error) {
+	if sale.Needs().Has(NeedsMySQL) {
+		if s.MySQL == nil {
+			return Target{}, ErrNoMySQL
+		}
+		return Target{Store: s.MySQL}, nil
+	}
+	if s.Redis == nil {
+		return Target{}, ErrNoRedis
+	}
+	return Target{Store: s.Redis, Routed: true}, nil
+}
+
+// Pausable reports whether the store can stop answering for a while.
+func (t Target) Pausable() bool {
+	if m, ok := t.Store.(*MySQL); ok {
+		return m.pausable()
+	}
+	if c, ok := t.Store.(*Cluster); ok {
+		_, ok := c.servers[0].(Pauser)
+		return ok
+	}
+	_, ok := t.Store.(Pauser)
+	return ok
+}
+
+// Restartable reports whether the store can restart empty, every server
+// of a cluster.
+func (t Target) Restartable() bool {
+	c, ok := t.Store.(*Cluster)
+	if !ok {
+		_, ok := t.Store.(Restarter)
+		return ok
+	}
+	for _, s := range c.servers {
+		if _, ok := s.(Restarter); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// String names the store.
+func (t Target) String() string {
+	if t.Store == nil {
+		return "no server"
+	}
+	return t.Store.Name()
+}
+
+// describeNeeds names the servers of n, for errors.
+func describeNeeds(n Needs) string {
+	var out []string
+	for _, x := range []struct {
+		n    Needs
+		name string
+	}{{NeedsRedis, "Redis"}, {NeedsRedisServers, "several Redis servers"}, {NeedsZooKeeper, "ZooKeeper"}, {NeedsMySQL, "MySQL"}} {
+		if n.Has(x.n) {
+			out = append(out, x.name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// String names the servers of n.
+func (n Needs) String() string {
+	if n == 0 {
+		return "none"
+	}
+	return describeNeeds(n)
+}
