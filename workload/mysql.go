@@ -32,8 +32,7 @@ const (
 )
 
 // MySQL is a MySQL or MariaDB server that holds the inventory of the
-// implementations whose Store is locks.StoreMySQL. The Redis backend stays
-// in use for everything else.
+// SQL sales (SQLSale).
 type MySQL struct {
 	cfg     *mysql.Config // with the database lockbench uses
 	version string
@@ -118,7 +117,7 @@ func (m *MySQL) Database() string { return m.cfg.DBName }
 
 // SetPauser gives the server a way to stop answering for a while (a
 // SIGSTOP of a process lockbench started, a container pause); the
-// server-pause fault then pauses MySQL for the StoreMySQL implementations.
+// server-pause fault then pauses MySQL for the SQL sales.
 func (m *MySQL) SetPauser(pause func(ctx context.Context, d time.Duration) error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -162,7 +161,7 @@ func (m *MySQL) Close() error {
 	return err
 }
 
-// mysqlInventory is the inventory of a StoreMySQL run: one row of
+// mysqlInventory is the inventory of a SQL sale: one row of
 // lockbench_inventory (id 1, seed 003's inventory001) and one row of
 // lockbench_orders per order, unique per user.
 type mysqlInventory struct {

@@ -20,7 +20,7 @@ type node struct {
 	uuid     string // the instance's id, as the seeds' UUID prefix of owner values
 	client   *redis.Client
 	servers  []*redis.Client // one per server of a multi-server lock, client first
-	sql      *sqlNode        // the node's MySQL pool, for StoreMySQL implementations
+	sql      *sqlNode        // the node's MySQL pool, for the SQL sales
 	locker   locks.Locker
 	gate     gate
 	skew     atomic.Int64 // the clock's offset, ns
