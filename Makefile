@@ -1,6 +1,6 @@
 # lockbench: build, test, bench, lint.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+LDFLAGS := -X github.com/lockbench/lockbench/cli.version=$(VERSION)
 GO ?= go
 
 .PHONY: build test test-short bench lint clean screenshot dockerd docker-images
@@ -24,7 +24,7 @@ test-short:
 # The README's picture of a report, taken by the browser test in headless
 # Chromium (needs chromium on PATH).
 screenshot:
-	LOCKBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestReportInBrowser$$' ./cmd/lockbench/ -screenshot
+	LOCKBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestReportInBrowser$$' ./cli/ -screenshot
 
 # A dockerd for the docker backend, with its bridge and iptables off,
 # unless one runs; then lockbench/redis:local, lockbench/zookeeper:local

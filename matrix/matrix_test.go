@@ -335,3 +335,52 @@ func TestSweepMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestRowsOfRegisteredImplementations: an implementation a user
+// registered is judged by the row AddRow gave it, or, without one, run
+// against the faults of its kind and measured only.
+func TestRowsOfRegisteredImplementations(t *testing.T) {
+	lua, _ := harness.Lookup("lua")
+	for _, name := range []string{"test-with-row", "test-without-row"} {
+		im := lua
+		im.Name = name
+		if err := harness.Register(im); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := AddRow(Cell{Impl: "test-with-row", Want: Safe}, Cell{Impl: "test-with-row", Fault: "expire", Want: Overlap}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]Cell{{{Impl: "lua", Want: Safe}}, {{Impl: "test-with-row", Fault: "no-such-fault"}}, {{Want: Safe}}} {
+		if err := AddRow(bad...); err == nil {
+			t.Errorf("AddRow(%+v) accepted", bad)
+		}
+	}
+	with, _ := harness.Lookup("test-with-row")
+	without, _ := harness.Lookup("test-without-row")
+	cells, err := Select([]harness.Impl{with, without}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rowOf = map[string][]string{}
+	for _, c := range cells {
+		rowOf[c.Impl] = append(rowOf[c.Impl], c.Name()+" "+c.Want.Label)
+	}
+	if got := rowOf["test-with-row"]; !slices.Equal(got, []string{"test-with-row/none safe", "test-with-row/expire overlap"}) {
+		t.Errorf("row given: %q", got)
+	}
+	got := rowOf["test-without-row"]
+	if len(got) < 5 || !slices.Contains(got, "test-without-row/pause-holder "+MeasuredOnly.Label) {
+		t.Errorf("row measured only: %q", got)
+	}
+	w := Defaults()
+	w.Clients, w.Stock = 100, 50
+	sv := workload.Servers{Redis: newBackend(t, "embedded")}
+	mc, err := RunCell(t.Context(), &sv, Cell{Impl: "test-without-row", Fault: "pause-holder", Want: MeasuredOnly}, Options{Base: harness.Plan{Workload: w, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mc.Match || mc.Measured == NotFired || mc.Expected != MeasuredOnly.Label {
+		t.Errorf("measured-only cell: match %v, measured %q, expected %q", mc.Match, mc.Measured, mc.Expected)
+	}
+}

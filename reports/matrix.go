@@ -79,9 +79,23 @@ func Differing(cells []MatrixCell) int {
 // MatrixSummary is the truth table's one-line tally, as the terminal and
 // the report print it: "92 cells, 92 as expected, 0 differ".
 func MatrixSummary(cells []MatrixCell) string {
-	d := Differing(cells)
-	return fmt.Sprintf("%s, %d as expected, %d %s", words.Count(len(cells), "cell"), len(cells)-d, d, words.Plural(int64(d), "differs", "differ"))
+	d, only := Differing(cells), 0
+	for _, c := range cells {
+		if c.Match && c.Expected == MeasuredOnly {
+			only++
+		}
+	}
+	out := fmt.Sprintf("%s, %d as expected, %d %s", words.Count(len(cells), "cell"), len(cells)-d-only, d, words.Plural(int64(d), "differs", "differ"))
+	if only > 0 {
+		out += fmt.Sprintf(", %d measured only", only)
+	}
+	return out
 }
+
+// MeasuredOnly is the expectation of a cell of an implementation that has
+// no row in the truth table (one a user registered without one): its
+// runs are measured, never judged.
+const MeasuredOnly = "no expectation: measured only"
 
 // Summary says in one line what each value showed and where the lock
 // broke; empty for a nil sweep.

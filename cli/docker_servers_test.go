@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/internal/dockertest"
+	"github.com/lockbench/lockbench/reports"
+)
+
+// TestDockerServers runs the headline command on a small sale:
+// --backend=docker starts five Redis (redlock), a ZooKeeper and a MariaDB
+// in containers; a holder paused past its lease lets a second one in for
+// lua, zookeeper and redlock, while mysql's conditional UPDATE, which holds
+// no lock, stays safe; the summary names every server with its version,
+// and no container is left.
+func TestDockerServers(t *testing.T) {
+	redis, zk, mysql := dockertest.RedisImage(t), dockertest.ZooKeeperImage(t), dockertest.MySQLImage(t)
+	code, res := runJSON(t, "--backend=docker", "--redis-image="+redis, "--zk-image="+zk, "--mysql-image="+mysql,
+		"--impl=lua,zookeeper,mysql,redlock", "--faults=pause-holder", "--clients=200", "--stock=150", "--seed=1")
+	if code != exitFail {
+		t.Errorf("exit %d, want %d (lua, zookeeper and redlock break)", code, exitFail)
+	}
+	want := map[string]bool{"lua": false, "zookeeper": false, "mysql": true, "redlock": false} // passes
+	for _, r := range res.Runs {
+		pass, ok := want[r.Impl]
+		if !ok {
+			t.Errorf("unexpected run %s", r.Impl)
+			continue
+		}
+		delete(want, r.Impl)
+		switch {
+		case pass && r.Verdict != reports.Pass:
+			t.Errorf("%s: verdict %s, reasons %v; want a pass", r.Impl, r.Verdict, r.Reasons)
+		case !pass && (r.Verdict == reports.Pass || r.LockOverlaps == 0):
+			t.Errorf("%s: verdict %s with %d overlaps; want a failure with overlapping holders", r.Impl, r.Verdict, r.LockOverlaps)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("runs missing: %v", want)
+	}
+	for _, s := range []string{"5 × redis 7.", "in docker (" + redis + ")", "zookeeper 3.", "in docker (" + zk + ")"} {
+		if !strings.Contains(res.Config.Backend, s) {
+			t.Errorf("backend %q lacks %q", res.Config.Backend, s)
+		}
+	}
+	if m := res.Config.MySQL; !strings.HasPrefix(m, "MariaDB ") || !strings.HasSuffix(m, "in docker ("+mysql+")") {
+		t.Errorf("mysql %q, want MariaDB ... in docker (%s)", m, mysql)
+	}
+	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
+		t.Errorf("containers left after the run: %v", ids)
+	}
+}

@@ -1,0 +1,250 @@
+// Package cli is lockbench's command line: its subcommands, their flags
+// wired to the engine (harness, matrix), the summary, the files and the
+// exit code. cmd/lockbench's main calls Main; so can a user's own main
+// after registering their implementations with harness.Register and
+// their truth-table rows with matrix.AddRow, the way k6's extensions are
+// built into a k6 binary.
+//
+// Exit codes: 0 every check passed; 1 a check failed (or --baseline found
+// a regression); 2 bad usage; 3 infrastructure failure (a server
+// unreachable); 130 interrupted.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
+)
+
+// version is set by the Makefile (-ldflags "-X
+// github.com/lockbench/lockbench/cli.version=…"); a build
+// by `go install …@version` reports its module version instead.
+var version = ""
+
+// Exit codes, documented in the README.
+const (
+	exitPass        = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitInfra       = 3
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code to main's one exit point.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// flagErr is the usage error of a flag whose value a package refused:
+// the package's prefix on its error gives way to the flag's name, so that
+// the message reads "--faults: unknown fault", not "--faults: faults:
+// unknown fault".
+func flagErr(flag string, err error) error {
+	msg := err.Error()
+	for _, pkg := range []string{"faults", "workload", "locks", "reports", "history", "checker", "harness", "matrix"} {
+		if m, ok := strings.CutPrefix(msg, pkg+": "); ok {
+			msg = m
+			break
+		}
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("--%s: %s", flag, msg)}
+}
+
+// infraErr is the exit error of a server that could not be started,
+// reached or prepared: 3, or 130 when ctx, the run's Ctrl-C context, ended
+// first, for then the interrupt cut the call short, not the server.
+func infraErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted before the sale began; every server lockbench started was stopped")}
+	}
+	if hint := authHint(err); hint != "" {
+		err = fmt.Errorf("%w%s", err, hint)
+	}
+	return &exitError{code: exitInfra, err: err}
+}
+
+// isUsage reports whether err is a usage error (exit 2).
+func isUsage(err error) bool {
+	var e *exitError
+	return errors.As(err, &e) && e.code == exitUsage
+}
+
+// command is one subcommand: its name, a line for the help, and its run.
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"run", "run the flash sale against one or more lock implementations (the default)", runCmd},
+	{"matrix", "run the truth table: every implementation against every fault that applies", matrixCmd},
+	{"check", "re-check saved histories offline", checkCmd},
+	{"list", "list the lock implementations", listCmd},
+	{"report", "write the HTML report of saved results, or compare several", reportCmd},
+	{"version", "print the version", versionCmd},
+}
+
+// quietRedis drops go-redis's own log lines (a pool's dial failures, a
+// reconnect): lockbench reports every failure that matters itself, once,
+// with its exit code, and a load test's stderr is read by people.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+// Main runs lockbench with args (the command line without the program's
+// name) and returns the exit code: 0 pass, 1 a check failed or regressed,
+// 2 bad usage, 3 infrastructure failure, 130 interrupted.
+func Main(args []string, stdout, stderr io.Writer) int {
+	redis.SetLogger(quietRedis{})
+	return exitCode(dispatch(args, stdout, stderr), stderr)
+}
+
+// dispatch picks the subcommand; flags without one mean `run`.
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "--help":
+			topUsage(stdout)
+			return nil
+		case "--version":
+			return versionCmd(args[1:], stdout, stderr)
+		}
+		for _, c := range commands {
+			if args[0] == c.name {
+				return c.run(args[1:], stdout, stderr)
+			}
+		}
+		if args[0] != "" && args[0][0] != '-' {
+			return usageErr("unknown command %q (commands: run, matrix, check, list, report, version; see lockbench --help)", args[0])
+		}
+	}
+	return runCmd(args, stdout, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitPass
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		if e.err != nil && e.code != exitFail {
+			fmt.Fprintln(stderr, "lockbench:", e.err)
+		}
+		return e.code
+	}
+	fmt.Fprintln(stderr, "lockbench:", err)
+	return exitInfra
+}
+
+// topUsage is `lockbench --help`: the commands, then the flags of run, the
+// default command, so that the first help a user asks for has them all.
+func topUsage(w io.Writer) {
+	fmt.Fprint(w, `lockbench load-tests distributed locks in a flash sale and proves whether they are correct.
+
+Usage:
+  lockbench [run] [flags]      run the sale (see lockbench run --help for examples)
+`)
+	for _, c := range commands[1:] {
+		fmt.Fprintf(w, "  lockbench %-18s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Examples:
+  lockbench --impl=watchdog --clients=20000
+  lockbench --impl=none,local,lua --nodes=2 --out=run1
+  lockbench --impl=all --redis=127.0.0.1:6379
+  lockbench check run1
+  lockbench report run1/result.json run2/result.json -o compare.html
+  lockbench --impl=watchdog --repeat=3 --baseline=base/result.json --junit=junit.xml
+`)
+	fs := runFlags(&runOpts{})
+	tidyDefaults(fs)
+	fmt.Fprintf(w, "\nFlags of run:\n%s", fs.FlagUsages())
+	fmt.Fprint(w, `
+Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
+`)
+}
+
+// buildVersion is the Makefile's version, else the module version Go
+// recorded (a `go install …@v1.2.3` build, or Go's version from the
+// checkout's VCS state), else the VCS revision Go recorded, else "devel".
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// wantsHelp reports whether args ask a command without flags of its own
+// for its help.
+func wantsHelp(args []string) bool {
+	return len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
+}
+
+// tidyDefaults makes --help print each default once and as a user types
+// it: a flag whose usage already states its default (an environment
+// variable's, say) shows no second "(default …)", and lists show as the
+// comma list --flag=a,b takes, not as Go's [a b].
+func tidyDefaults(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch {
+		case strings.Contains(f.Usage, "(default "):
+			f.DefValue = ""
+			if f.Value.Type() == "stringSlice" {
+				f.DefValue = "[]"
+			}
+		case f.Value.Type() == "stringSlice" && f.DefValue != "[]":
+			f.DefValue = strings.Join(strings.Fields(strings.Trim(f.DefValue, "[]")), ",")
+		}
+	})
+}
+
+func versionCmd(args []string, stdout, _ io.Writer) error {
+	if wantsHelp(args) {
+		fmt.Fprintln(stdout, "Usage: lockbench version (or lockbench --version)\n\nPrints lockbench's version: the Makefile's git description, or the module's build information.")
+		return nil
+	}
+	if len(args) > 0 {
+		return usageErr("version takes no arguments")
+	}
+	fmt.Fprintln(stdout, "lockbench", buildVersion())
+	return nil
+}

@@ -1,0 +1,360 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/internal/words"
+	"github.com/lockbench/lockbench/matrix"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+	"github.com/spf13/pflag"
+)
+
+// matrixDefaults are the flags' defaults of the matrix: its small
+// workload (matrix.Defaults).
+func matrixDefaults() map[string]string {
+	w := matrix.Defaults()
+	return map[string]string{
+		"clients":         fmt.Sprint(w.Clients),
+		"stock":           fmt.Sprint(w.Stock),
+		"ramp":            w.Ramp.String(),
+		"workers":         fmt.Sprint(w.Workers),
+		"ttl":             w.TTL.String(),
+		"timeout":         w.Timeout.String(),
+		"command-timeout": w.CommandTimeout.String(),
+	}
+}
+
+const matrixExamples = `
+Examples:
+  # the whole truth table on the embedded server
+  lockbench matrix
+
+  # one row, against a real Redis, results saved
+  lockbench matrix --impl=watchdog --redis=127.0.0.1:6379 --out=matrix1
+
+  # one column: which implementations survive a GC pause
+  lockbench matrix --faults=pause-holder
+
+  # the smallest pause that breaks each lock: six lengths from a quarter
+  # of the lease to three leases
+  lockbench matrix --faults=pause-holder,pause-before-release --sweep=for=0.25x..3x/6
+`
+
+func matrixFlags(o *runOpts) *pflag.FlagSet {
+	fs := runFlags(o)
+	// A slice flag appends to a value set through it: set the field.
+	o.impls = []string{"all"}
+	fs.Lookup("impl").DefValue = "[all]"
+	for name, v := range matrixDefaults() {
+		f := fs.Lookup(name)
+		f.Value.Set(v)
+		f.DefValue = v
+	}
+	fs.Lookup("impl").Usage = "narrow the matrix to these implementations (comma list, or all)"
+	fs.Lookup("faults").Usage = "narrow the matrix to these faults (comma list of names; none is the no-fault column)"
+	fs.Lookup("ttl").Usage = "lock lease of the cells that do not set their own"
+	fs.String("sweep", "", "run each cell whose fault has this duration parameter once per value of a range, rising, and report the smallest value that breaks the lock: PARAM=FROM..TO[/STEPS], the ends durations (50ms) or multiples of the cell's lease (0.5x), "+fmt.Sprint(faults.DefaultSweepSteps)+" steps unless given")
+	return fs
+}
+
+func matrixCmd(args []string, stdout, stderr io.Writer) error {
+	var o runOpts
+	fs := matrixFlags(&o)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			tidyDefaults(fs)
+			fmt.Fprintf(stdout, "Usage: lockbench matrix [flags]\n\nRuns the catalog's truth table: every implementation against every fault that applies to it, on a small workload, and prints the measured verdicts next to the expected ones. Exits 1 when a cell differs.\n\nFlags:\n%s%s", fs.FlagUsages(), matrixExamples)
+			return nil
+		}
+		return usageErr("%v (see lockbench matrix --help)", err)
+	}
+	fs.SetOutput(io.Discard)
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (see lockbench matrix --help)", fs.Arg(0))
+	}
+	for _, name := range []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio"} {
+		if fs.Changed(name) {
+			return usageErr("--%s applies to runs, not to the matrix (its cells are judged against the truth table)", name)
+		}
+	}
+	only := o.faults
+	o.faults = ""
+	impls, err := o.validate(fs)
+	if err != nil {
+		return err
+	}
+	o.faults = only // for the reproduce line; the cells parse their own
+	cells, err := matrix.Select(impls, only)
+	if err != nil {
+		return matrixErr(err)
+	}
+	o.notRun = o.notRunCells(only)
+	if s := fs.Lookup("sweep").Value.String(); s != "" {
+		sw, err := faults.ParseSweep(s)
+		if err != nil {
+			return flagErr("sweep", err)
+		}
+		kept, out, err := matrix.SweepCells(cells, sw)
+		if err != nil {
+			return flagErr("sweep", err)
+		}
+		if len(out) > 0 {
+			o.notRun = append(o.notRun, fmt.Sprintf("left out by --sweep, their fault having no %s: %s", sw.Param, strings.Join(out, ", ")))
+		}
+		cells, o.sweep = kept, &sw
+	}
+	o.warnLeftOut(stderr, " matrix")
+	ctx, done, err := o.start(fs)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls)
+	sales := len(cells)
+	if o.sweep != nil {
+		sales *= o.sweep.Steps
+	}
+	progress := newProgress(stderr, o.clients, sales, o.timeout)
+	plan := o.plan(harness.Impl{}, progress)
+	plan.Faults = nil
+	res, err := matrix.Run(ctx, &o.servers.Servers, cells, matrix.Options{Base: plan, Sweep: o.sweep, Out: o.out})
+	progress.clear()
+	for _, sk := range res.Skipped {
+		fmt.Fprintf(stderr, "lockbench matrix: %s\n", sk)
+	}
+	result.Matrix = res.Cells
+	if err != nil {
+		return o.cellErr(ctx, err)
+	}
+	if len(result.Matrix) == 0 && ctx.Err() == nil {
+		return usageErr("no cell of the matrix can run on %s (%s)", o.servers.Names(), strings.Join(res.Skipped, "; "))
+	}
+	return finishMatrix(ctx, result, &o, stdout, stderr)
+}
+
+// matrixErr is the usage error of a choice of cells that selects none.
+func matrixErr(err error) error {
+	switch {
+	case errors.Is(err, matrix.ErrUnknownFault):
+		return flagErr("faults", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "matrix: ")))
+	case errors.Is(err, matrix.ErrNoCell):
+		return usageErr("--impl/--faults: %s", strings.TrimPrefix(err.Error(), "matrix: "))
+	}
+	return err
+}
+
+// cellErr is the exit error of a cell that could not run, as for a run.
+func (o *runOpts) cellErr(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, workload.ErrPrefixInUse):
+		return flagErr("prefix", err)
+	case errors.Is(err, workload.ErrTablesInUse):
+		return flagErr("mysql-dsn", err)
+	case errors.Is(err, faults.ErrParam), errors.Is(err, harness.ErrPlan):
+		return usageErr("%v", err)
+	}
+	return infraErr(ctx, err)
+}
+
+// finishMatrix prints and writes the matrix and turns it into the exit
+// code: 1 when a cell differs from its expectation.
+func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout, stderr io.Writer) error {
+	if o.out != "" {
+		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
+			return &exitError{code: exitInfra, err: err}
+		}
+		if err := writeRunReport(o.out, stderr); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		if err := reports.WriteJSON(stdout, result); err != nil {
+			return err
+		}
+	} else {
+		writeMatrix(stdout, result, o)
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %s", words.Count(len(result.Matrix), "cell"))}
+	}
+	if o.gate.junit != "" {
+		if err := writeMatrixJUnit(o.gate.junit, result); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", err)}
+		}
+	}
+	if reports.Differing(result.Matrix) > 0 {
+		return &exitError{code: exitFail}
+	}
+	return nil
+}
+
+// writeMatrixJUnit writes one JUnit test case per cell, failed when the
+// cell differs from the truth table.
+func writeMatrixJUnit(path string, result *reports.Result) error {
+	suite := reports.JUnitSuite{Name: "lockbench matrix"}
+	for _, c := range result.Matrix {
+		jc := reports.JUnitCase{
+			Name:      c.Cell,
+			ClassName: "lockbench.matrix." + c.Impl,
+			Time:      time.Duration(c.Run.DurationMS * float64(time.Millisecond)),
+		}
+		if !c.Match {
+			jc.Failure = fmt.Sprintf("expected %s, measured %s\n%s", c.Expected, c.Measured, strings.Join(c.Run.Reasons, "\n"))
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := reports.WriteJUnit(f, suite); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
+	fmt.Fprintf(w, "backend: %s\n", result.Config.Backend)
+	if result.Config.MySQL != "" {
+		fmt.Fprintf(w, "mysql: %s\n", result.Config.MySQL)
+	}
+	if o.sweep != nil {
+		writeSweep(w, result.Matrix, *o.sweep)
+	} else {
+		writeGrid(w, reports.NewGrid(result.Matrix))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
+		for _, c := range result.Matrix {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, matchMark(c),
+				c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.LockOverlaps, c.Run.Linearizability, len(c.Run.Faults))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\n%s\n", reports.MatrixSummary(result.Matrix))
+	for _, n := range o.notRun {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	for _, c := range result.Matrix {
+		if !c.Match {
+			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))
+			for _, r := range c.Run.Reasons {
+				fmt.Fprintf(w, "    %s\n", r)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nreproduce: %s\n", result.Command)
+}
+
+// writeGrid prints a matrix of several implementations and faults as a
+// grid first, a row per implementation and a column per fault, each cell
+// what its run showed (! where that differs from the truth table); the
+// table that follows has each cell's figures.
+func writeGrid(w io.Writer, g reports.Grid) {
+	if len(g.Rows) < 2 || len(g.Faults) < 2 {
+		return
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMPL\t"+strings.Join(g.Faults, "\t"))
+	for _, r := range g.Rows {
+		row := []string{r.Impl}
+		for _, c := range r.Cells {
+			switch {
+			case c == nil:
+				row = append(row, "")
+			case c.Match:
+				row = append(row, reports.MeasuredMark(c.Measured))
+			default:
+				row = append(row, reports.MeasuredMark(c.Measured)+"!")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
+	}
+	fmt.Fprintf(w, "  %s; !: differs from the truth table\n\n", reports.MarkLegend)
+}
+
+func matchMark(c reports.MatrixCell) string {
+	if c.Match {
+		return "ok"
+	}
+	return "DIFFERS"
+}
+
+// writeSweep prints a sweep as a grid: a row per cell, a column per value
+// with what the run at it showed, and the smallest value that broke.
+func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
+	terms := "durations"
+	if sw.Relative {
+		terms = "multiples of each cell's lease"
+	}
+	fmt.Fprintf(w, "sweep: %s (%s)\n", sw, terms)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"CELL", "EXPECTED"}
+	for _, v := range sw.Values(time.Second) {
+		head = append(head, v.Label)
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "BREAKS AT", ""), "\t"))
+	for _, c := range cells {
+		row := []string{c.Cell, c.Expected}
+		breaks := "never"
+		for _, p := range c.Sweep.Points {
+			row = append(row, sweepMark(p))
+			if p.Value == c.Sweep.BreaksAt {
+				breaks = fmt.Sprintf("%s (%s)", p.Value, time.Duration(p.DurationMS*float64(time.Millisecond)))
+			}
+		}
+		for len(row) < len(head)-2 {
+			row = append(row, "")
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, breaks, matchMark(c)), "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  "+reports.MarkLegend)
+}
+
+// sweepMark is a sweep value's run in one or two letters.
+func sweepMark(p reports.SweepPoint) string { return reports.MeasuredMark(p.Measured) }
+
+// cellCommand is the run command that reproduces one cell: the cell's
+// implementation, fault and workload (matrix.Cell.Flags), the servers,
+// and every other flag the matrix was given (--hold, --attempts, --pool,
+// the images...), by the builder of every reproduce line.
+func (o *runOpts) cellCommand(c reports.MatrixCell) string {
+	cell, _ := matrix.Lookup(c.Cell)
+	cell.Impl = c.Impl
+	// Under --sweep, c.Fault is the entry with the value the cell's run had.
+	set := cell.Flags(o.workload(), c.Fault)
+	switch o.backendKind {
+	case backendRedis:
+		set = append(set, [2]string{"redis", o.redis})
+	case backendDocker:
+		set = append(set, [2]string{"backend", "docker"}, [2]string{"redis-image", o.redisImage})
+	}
+	if o.zk != "" {
+		set = append(set, [2]string{"zk", o.zk})
+	}
+	var needs workload.Needs
+	if im, ok := harness.Lookup(c.Impl); ok {
+		needs = im.Needs()
+	}
+	// The matrix's own flags, and the servers set above, are not the run's.
+	return o.commandLine(o.flags, set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Outputs are checked before the sale, so that a run of minutes never ends
+// in "permission denied" with nothing kept: prepareOutputs makes the --out
+// directory, proves it and the --junit file's directory writable, and
+// clears what an earlier lockbench run wrote into --out, so that
+// `lockbench check DIR` never re-checks a previous run's histories.
+
+// ownFile reports whether name is a file lockbench writes into --out:
+// result.json, report.html, IMPL[.repK].history.jsonl and its porcupine
+// view IMPL[.repK].porcupine.html.
+func ownFile(name string) bool {
+	switch {
+	case name == "result.json", name == "report.html":
+		return true
+	case strings.HasSuffix(name, ".history.jsonl"), strings.HasSuffix(name, ".porcupine.html"):
+		return true
+	}
+	return false
+}
+
+// prepareOutputs checks --out and --junit before anything runs. Every
+// failure is a usage error naming its flag: the path is the user's to fix.
+func prepareOutputs(out, junit string) error {
+	if out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return usageErr("--out: %v", unwrapPath(err))
+		}
+		if err := clearOwn(out, 0); err != nil {
+			return usageErr("--out: clearing the previous run's files: %v", unwrapPath(err))
+		}
+		if err := probeWritable(out); err != nil {
+			return usageErr("--out: %s is not writable: %v", out, unwrapPath(err))
+		}
+	}
+	if junit != "" {
+		if st, err := os.Stat(junit); err == nil && st.IsDir() {
+			return usageErr("--junit: %s is a directory; give a file name such as %s", junit, filepath.Join(junit, "junit.xml"))
+		}
+		dir := filepath.Dir(junit)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usageErr("--junit: directory %s does not exist", dir)
+		}
+		if err := probeWritable(dir); err != nil {
+			return usageErr("--junit: %s is not writable: %v", dir, unwrapPath(err))
+		}
+	}
+	return nil
+}
+
+// clearOwn removes lockbench's own files from dir, and from the matrix's
+// cell directories below it (one level), leaving everything else alone;
+// a cell directory left empty goes too.
+func clearOwn(dir string, depth int) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir() && depth == 0:
+			if err := clearOwn(p, depth+1); err != nil {
+				return err
+			}
+			if rest, err := os.ReadDir(p); err == nil && len(rest) == 0 {
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+			}
+		case e.Type().IsRegular() && ownFile(e.Name()):
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// probeWritable creates and removes a file in dir.
+func probeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".lockbench-probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// unwrapPath drops the operation and path from a *fs.PathError when the
+// message names the path already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}

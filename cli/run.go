@@ -1,0 +1,616 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/containers"
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/workload"
+	"github.com/spf13/pflag"
+)
+
+// runOpts are the flags of `lockbench run`.
+type runOpts struct {
+	impls          []string
+	clients        int
+	nodes          int
+	stock          int64
+	attempts       int
+	ramp           time.Duration
+	ttl            time.Duration
+	hold           time.Duration
+	reentry        int
+	workers        int
+	pool           int
+	backendKind    string // embedded, redis or docker; resolved by validate
+	redis          string
+	redlockServers int // --redlock-servers
+	redisImage     string
+	zk             string // ZooKeeper address of the zookeeper implementations
+	password       string
+	mysqlDSN       string
+	prefix         string
+	force          bool
+	seed           uint64
+	out            string
+	json           bool
+	timeout        time.Duration
+	checkTimeout   time.Duration
+	cpuprofile     string
+	faults         string
+	cmdTimeout     time.Duration
+	gate           gateOpts
+
+	specs   []faults.Spec    // parsed from faults by validate
+	needs   workload.Needs   // the servers the implementations to run need; set by validate
+	servers *harness.Servers // opened by start
+	// zkImage and mysqlImage are --zk-image and --mysql-image.
+	zkImage, mysqlImage string
+	// leftOut lists the implementations --impl=all left out for want of
+	// a server, and why; notRun the matrix cells that leaves out.
+	leftOut []leftOut
+	notRun  []string
+	// sweep is matrix --sweep, parsed; nil without it.
+	sweep *faults.Sweep
+	// flags are the command line's, kept by validate for the reproduce
+	// lines of the matrix's cells.
+	flags *pflag.FlagSet
+}
+
+const runExamples = `
+Examples:
+  # seed 003's flash sale: 20,000 buyers in one second, two nodes, stock 5,000
+  lockbench --impl=watchdog --clients=20000
+
+  # the unguarded sale oversells (exit 1); a JVM lock breaks across two nodes
+  lockbench --impl=none
+  lockbench --impl=local --nodes=1
+  lockbench --impl=local --nodes=2
+
+  # every implementation against a real Redis, results and histories saved
+  lockbench --impl=all --redis=127.0.0.1:6379 --out=run1
+
+  # Redis in a container, removed on exit; server-pause is docker pause there
+  # (a machine without a registry: scripts/docker-images.sh, then
+  # --redis-image=lockbench/redis:local)
+  lockbench --impl=lua,atomic --backend=docker --faults=server-pause
+
+  # nested acquisition three levels deep inside the critical section
+  lockbench --impl=reentrant,watchdog --reentry=3
+
+  # a GC pause longer than the lease inside the critical section: lua and
+  # watchdog let a second holder in; fenced keeps the data safe
+  lockbench --impl=lua,watchdog,fenced --faults=pause-holder
+
+  # two faults with parameters; the same --seed gives the same schedule
+  lockbench --impl=getset --faults=clock-skew:offset=3s,crash-holder:at=acquired --seed=7
+
+  # every implementation against every fault of the catalog's truth table
+  lockbench matrix
+`
+
+func runFlags(o *runOpts) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringSliceVar(&o.impls, "impl", []string{"watchdog"}, "lock implementations, comma separated, or all (see lockbench list)")
+	fs.IntVar(&o.clients, "clients", 20000, "buyers")
+	fs.IntVar(&o.nodes, "nodes", 2, "simulated service instances, each with its own pool, lock, clock and timers")
+	fs.Int64Var(&o.stock, "stock", 5000, "initial inventory")
+	fs.IntVar(&o.attempts, "attempts", 1, "purchase attempts per buyer")
+	fs.DurationVar(&o.ramp, "ramp", time.Second, "window over which buyers arrive, evenly spread")
+	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's seed value, see lockbench list)")
+	fs.DurationVar(&o.hold, "hold", 0, "business time inside the critical section, between read and write")
+	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
+	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
+	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
+	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) (default embedded, or redis when --redis is given)")
+	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
+	fs.IntVar(&o.redlockServers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
+	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
+	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
+	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
+	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
+	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
+	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted), and on MySQL drop lockbench's tables left in the database")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
+	fs.StringVar(&o.out, "out", "", "directory to write result.json, report.html and the histories to")
+	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
+	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+harness.FaultLease.String())
+	fs.DurationVar(&o.cmdTimeout, "command-timeout", 3*time.Second, "deadline of each Redis command; one that runs out has an unknown outcome")
+	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
+	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
+	dockerFlags(fs, o)
+	gateFlags(fs, &o.gate)
+	return fs
+}
+
+func runUsage(w io.Writer, fs *pflag.FlagSet) {
+	tidyDefaults(fs)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
+}
+
+// parseFlags fills o from args; help is true when --help was asked for.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) (help bool, err error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			runUsage(stdout, fs)
+			return true, nil
+		}
+		return false, usageErr("%v (see lockbench --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return false, usageErr("unexpected argument %q (see lockbench --help)", fs.Arg(0))
+	}
+	return false, nil
+}
+
+// validate checks the options and resolves the implementations.
+func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
+	o.flags = fs
+	var impls []harness.Impl
+	for _, name := range o.impls {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			impls = harness.All()
+			break
+		}
+		im, ok := harness.Lookup(name)
+		if !ok {
+			return nil, usageErr("--impl: unknown implementation %q; accepts all or a comma list of: %s", name, strings.Join(harness.Names(), ", "))
+		}
+		impls = append(impls, im)
+	}
+	var err error
+	if len(impls) == 0 {
+		return nil, usageErr("--impl: give at least one implementation")
+	}
+	switch {
+	case o.clients < 1:
+		return nil, usageErr("--clients must be at least 1, got %d", o.clients)
+	case o.nodes < 1:
+		return nil, usageErr("--nodes must be at least 1, got %d", o.nodes)
+	case o.stock < 0:
+		return nil, usageErr("--stock must not be negative, got %d", o.stock)
+	case o.attempts < 1 || o.attempts > 1000:
+		return nil, usageErr("--attempts must be between 1 and 1000, got %d", o.attempts)
+	case o.ramp < 0:
+		return nil, usageErr("--ramp must not be negative, got %v", o.ramp)
+	case o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond):
+		return nil, usageErr("--ttl must be at least 1ms (or 0 for each seed's default), got %v", o.ttl)
+	case o.hold < 0:
+		return nil, usageErr("--hold must not be negative, got %v", o.hold)
+	case o.reentry < 0:
+		return nil, usageErr("--reentry must not be negative, got %d", o.reentry)
+	case o.workers < 0:
+		return nil, usageErr("--workers must not be negative, got %d", o.workers)
+	case o.pool < 1:
+		return nil, usageErr("--pool must be at least 1, got %d", o.pool)
+	case o.timeout <= 0:
+		return nil, usageErr("--timeout must be positive, got %v", o.timeout)
+	case o.checkTimeout <= 0:
+		return nil, usageErr("--check-timeout must be positive, got %v", o.checkTimeout)
+	case o.cmdTimeout < time.Millisecond:
+		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
+	case o.redis == "" && (fs.Changed("prefix") || o.password != ""):
+		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis too")
+	case o.force && o.redis == "" && o.mysqlDSN == "":
+		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too")
+	}
+	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
+		return nil, err
+	}
+	if err := o.resolveBackend(fs); err != nil {
+		return nil, err
+	}
+	if err := o.resolveServers(fs); err != nil {
+		return nil, err
+	}
+	if impls, err = o.require(impls); err != nil {
+		return nil, err
+	}
+	for _, im := range impls {
+		o.needs |= im.Needs()
+	}
+	specs, err := faults.Parse(o.faults)
+	if err != nil {
+		return nil, flagErr("faults", err)
+	}
+	o.specs = specs
+	if o.reentry > 0 {
+		for _, im := range impls {
+			if !im.Reentrant && im.Locked {
+				return nil, usageErr("--reentry: %s is not reentrant (a nested acquire would wait for itself); reentrant implementations: %s", im.Name, strings.Join(reentrant(), ", "))
+			}
+		}
+	}
+	return impls, nil
+}
+
+func reentrant() []string {
+	var out []string
+	for _, im := range harness.All() {
+		if im.Reentrant {
+			out = append(out, im.Name)
+		}
+	}
+	return out
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	var o runOpts
+	fs := runFlags(&o)
+	if help, err := parseFlags(fs, args, stdout); help || err != nil {
+		return err
+	}
+	impls, err := o.validate(fs)
+	if err != nil {
+		return err
+	}
+	if err := o.gate.prepare(fs, impls); err != nil {
+		return err
+	}
+	ctx, done, err := o.start(fs)
+	if err != nil {
+		return err
+	}
+	defer done()
+	o.warnLeftOut(stderr, "")
+	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
+
+	result := o.newResult(o.command(fs), impls)
+	for _, im := range impls {
+		if err := harness.Available(&o.servers.Servers, im, o.specs); err != nil {
+			return flagErr("faults", err)
+		}
+	}
+	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
+	var lost error
+	for _, im := range o.gate.schedule(impls) {
+		if ctx.Err() != nil {
+			break
+		}
+		run, err := o.runOne(ctx, im, progress)
+		if run != nil {
+			result.Runs = append(result.Runs, *run)
+		}
+		if err != nil {
+			if run != nil {
+				lost = err // the server is gone: the runs done are kept
+				break
+			}
+			if ctx.Err() != nil && len(result.Runs) > 0 {
+				break // Ctrl-C before this sale began: keep the runs done
+			}
+			return err
+		}
+	}
+	err = finishRun(ctx, &o, result, stdout, stderr)
+	if lost != nil {
+		return lost
+	}
+	return err
+}
+
+// start does what every command that runs sales does first: it picks the
+// seed, makes the --out directory, starts the CPU profile, ties a context
+// to Ctrl-C and opens the servers the implementations need (o.servers).
+// done undoes it all, in order.
+//
+// Ctrl-C ends the sale in progress; what was recorded is still checked
+// and written. A second Ctrl-C kills the process.
+func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), err error) {
+	if !fs.Changed("seed") {
+		o.seed = rand.Uint64()
+	}
+	if err := prepareOutputs(o.out, o.gate.junit); err != nil {
+		return nil, nil, err
+	}
+	var undo []func()
+	done = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	fail := func(err error) (context.Context, func(), error) {
+		done()
+		return nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	undo = append(undo, stop)
+	go func() { <-ctx.Done(); stop() }()
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return fail(&exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)})
+		}
+		undo = append(undo, func() { f.Close() })
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(&exitError{code: exitInfra, err: fmt.Errorf("--cpuprofile: %w", err)})
+		}
+		undo = append(undo, pprof.StopCPUProfile)
+	}
+	servers, err := harness.Open(ctx, o.serverOptions(), o.needs)
+	if err != nil {
+		if errors.Is(err, harness.ErrServers) {
+			return fail(usageErr("%s", strings.TrimPrefix(err.Error(), "harness: ")))
+		}
+		return fail(infraErr(ctx, err))
+	}
+	o.servers = servers
+	undo = append(undo, servers.Close)
+	return ctx, done, nil
+}
+
+// serverOptions are the servers the flags name.
+func (o *runOpts) serverOptions() harness.ServerOptions {
+	return harness.ServerOptions{
+		Backend:        o.backendKind,
+		Redis:          o.redisAddrs(),
+		RedisPassword:  o.password,
+		RedlockServers: o.redlockServers,
+		RedisImage:     o.redisImage,
+		ZooKeeperImage: o.zkImage,
+		MySQLImage:     o.mysqlImage,
+		ZooKeeper:      o.zk,
+		MySQLDSN:       o.mysqlDSN,
+	}
+}
+
+// newResult starts the result of a benchmark run by command.
+func (o *runOpts) newResult(command string, impls []harness.Impl) *reports.Result {
+	return &reports.Result{
+		Schema:  reports.SchemaVersion,
+		Version: buildVersion(),
+		Started: time.Now().UTC(),
+		Command: command,
+		Config:  o.config(impls),
+	}
+}
+
+// workload is the sale the flags describe.
+func (o *runOpts) workload() harness.Workload {
+	return harness.Workload{
+		Clients:        o.clients,
+		Nodes:          o.nodes,
+		Workers:        o.workers,
+		Pool:           o.pool,
+		Stock:          o.stock,
+		Attempts:       o.attempts,
+		Ramp:           o.ramp,
+		TTL:            o.ttl,
+		Hold:           o.hold,
+		Reentry:        o.reentry,
+		Timeout:        o.timeout,
+		CommandTimeout: o.cmdTimeout,
+		Prefix:         o.prefix,
+		Force:          o.force,
+	}
+}
+
+// plan is the plan of a run of im: the flags' workload, faults and seed.
+func (o *runOpts) plan(im harness.Impl, progress *progress) harness.Plan {
+	p := harness.Plan{Impl: im, Workload: o.workload(), Faults: o.specs, Seed: o.seed, CheckTimeout: o.checkTimeout}
+	if progress != nil {
+		p.Progress = progress.update
+	}
+	return p
+}
+
+// runOne runs the sale against im with the options' faults, checks it,
+// and writes its history when --out is set. The error is an exitError.
+func (o *runOpts) runOne(ctx context.Context, im harness.Impl, progress *progress) (*reports.Run, error) {
+	if progress != nil {
+		defer progress.clear()
+	}
+	run, h, err := harness.Run(ctx, &o.servers.Servers, o.plan(im, progress))
+	// A server lost during or after the sale leaves a history: it is
+	// judged and written like any other, and the loss is returned beside
+	// the run (exit 3 once the summary is out; Ctrl-C's 130 when the user
+	// stopped it).
+	var lost error
+	if err != nil && h != nil {
+		if ctx.Err() == nil {
+			lost = &exitError{code: exitInfra, err: errors.New(strings.TrimPrefix(err.Error(), "workload: "))}
+		}
+		err = nil
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, workload.ErrPrefixInUse):
+		return nil, flagErr("prefix", err)
+	case errors.Is(err, workload.ErrTablesInUse):
+		return nil, flagErr("mysql-dsn", err)
+	case errors.Is(err, faults.ErrUnavailable), errors.Is(err, faults.ErrParam):
+		return nil, flagErr("faults", err)
+	case errors.Is(err, harness.ErrPlan):
+		return nil, usageErr("%s", strings.TrimPrefix(err.Error(), "harness: "))
+	default:
+		return nil, infraErr(ctx, err)
+	}
+	if o.out != "" {
+		name := o.gate.historyName(im.Name)
+		if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+			return nil, &exitError{code: exitInfra, err: err}
+		}
+		run.History = name
+	}
+	return run, lost
+}
+
+// finish writes the result where it was asked for and turns the verdicts
+// into the exit code.
+//
+// The summary is printed before result.json is written, so that a file
+// that cannot be written (a disk filled during the run) still leaves the
+// verdicts on the terminal.
+func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, stdout io.Writer) error {
+	if err := printResult(result, asJSON, stdout); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := reports.WriteFile(filepath.Join(out, "result.json"), result); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
+		}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the sale in progress was cut short and checked as recorded")}
+	}
+	for _, r := range result.Runs {
+		if r.Verdict != reports.Pass {
+			return &exitError{code: exitFail}
+		}
+	}
+	return nil
+}
+
+// printResult writes the result on stdout: its JSON, or the summary table
+// with the backend and the reproduce line.
+func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
+	if asJSON {
+		if err := reports.WriteJSON(stdout, result); err != nil {
+			return err
+		}
+	} else {
+		if result.Config.Backend != "" {
+			fmt.Fprintf(stdout, "backend: %s\n", result.Config.Backend)
+		}
+		if result.Config.MySQL != "" {
+			fmt.Fprintf(stdout, "mysql: %s\n", result.Config.MySQL)
+		}
+		if err := reports.WriteTable(stdout, result.Runs); err != nil {
+			return err
+		}
+		if result.Command != "" {
+			fmt.Fprintf(stdout, "\nreproduce: %s\n", result.Command)
+		}
+	}
+	return nil
+}
+
+// The backends --backend accepts.
+const (
+	backendEmbedded = harness.BackendEmbedded
+	backendRedis    = harness.BackendRedis
+	backendDocker   = harness.BackendDocker
+)
+
+// resolveBackend checks --backend against --redis and --redis-image and
+// fills in its default.
+func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
+	switch o.backendKind {
+	case "":
+		o.backendKind = backendEmbedded
+		if o.redis != "" {
+			o.backendKind = backendRedis
+		}
+	case backendRedis:
+		if o.redis == "" {
+			return usageErr("--backend=redis needs --redis ADDR, the address of the Redis to run against")
+		}
+	case backendEmbedded, backendDocker:
+		if o.redis != "" {
+			return usageErr("--redis applies to --backend=redis, not --backend=%s: drop one of them", o.backendKind)
+		}
+	default:
+		return usageErr("--backend: unknown backend %q; accepts embedded, redis or docker", o.backendKind)
+	}
+	if fs.Changed("redis-image") && o.backendKind != backendDocker {
+		return usageErr("--redis-image applies to --backend=docker")
+	}
+	if o.redisImage == "" {
+		return usageErr("--redis-image must not be empty")
+	}
+	return o.resolveImages(fs)
+}
+
+// command rebuilds the command line that reproduces the run: every flag
+// that was set, and the seed.
+func (o *runOpts) command(fs *pflag.FlagSet) string {
+	return o.commandLine(fs, nil, nil, o.dsnArg(o.needs))
+}
+
+// notReproduced are the flags no reproduce line carries: the seed comes
+// last on its own, secrets are never printed (the DSN is written by
+// dsnArg), and outputs belong to the run that wrote them.
+var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
+
+// commandLine is the one builder of reproduce lines, the run's, the
+// matrix's and each cell's: lockbench, then set (flags the line must carry
+// with these values, in order), then every other flag given on fs's
+// command line that skip does not name, then the MySQL DSN (when not
+// empty), then the seed.
+func (o *runOpts) commandLine(fs *pflag.FlagSet, set [][2]string, skip []string, dsn string) string {
+	parts := []string{"lockbench"}
+	for _, kv := range set {
+		parts = append(parts, "--"+kv[0]+"="+kv[1])
+	}
+	if fs != nil {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) ||
+				slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == f.Name }) {
+				return
+			}
+			v := f.Value.String()
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				v = strings.Join(sv.GetSlice(), ",")
+			}
+			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, v))
+		})
+	}
+	if dsn != "" {
+		parts = append(parts, dsn)
+	}
+	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
+	return strings.Join(parts, " ")
+}
+
+func (o *runOpts) config(impls []harness.Impl) reports.Config {
+	names := make([]string, 0, len(impls))
+	for _, im := range impls {
+		names = append(names, im.Name)
+	}
+	return reports.Config{
+		Impls:    names,
+		Backend:  o.servers.Names(),
+		MySQL:    o.servers.MySQLName,
+		Nodes:    o.nodes,
+		Clients:  o.clients,
+		Stock:    o.stock,
+		Attempts: o.attempts,
+		Ramp:     reports.Duration(o.ramp),
+		TTL:      reports.Duration(o.workload().Lease(o.specs)),
+		Hold:     reports.Duration(o.hold),
+		Workers:  o.workers,
+		Seed:     int64(o.seed),
+		Timeout:  reports.Duration(o.timeout),
+		Faults:   specStrings(o.specs),
+	}
+}
+
+func specStrings(specs []faults.Spec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.String())
+	}
+	return out
+}
