@@ -59,7 +59,7 @@ func checkData(h *history.History, lin Linearizability) Data {
 	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
 		d.Mismatched == 0 && !d.NegativeStock
 	switch {
-	case lin.Status == OK && audited:
+	case (lin.Status == OK || lin.Status == NotApplicable) && audited:
 		d.Status = OK
 	case lin.Status == Unknown && audited:
 		d.Status = Unknown

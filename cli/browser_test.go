@@ -17,7 +17,7 @@ import (
 var screenshot = flag.Bool("screenshot", false, "rewrite docs/report.png, the README's picture of a report, from the browser test")
 
 // screenshotPath is the README's picture, relative to this package.
-const screenshotPath = "../../docs/report.png"
+const screenshotPath = "../docs/report.png"
 
 // rendered is what the browser test reads of a rendered report.
 type rendered struct {

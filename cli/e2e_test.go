@@ -172,10 +172,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--impl=zookeeper", "--zk=zk"}, "--zk"},
 		{[]string{"matrix", "--redis=notahost"}, "--redis"},
 		// A history that cannot be trusted is bad input, never judged.
-		{[]string{"check", "../../history/testdata/bad-truncated.jsonl"}, "incomplete: no trailer"},
-		{[]string{"check", "../../history/testdata/bad-header-only.jsonl"}, "incomplete"},
-		{[]string{"check", "../../history/testdata/bad-read-before-call.jsonl"}, "read_return 21500000 is before read_call"},
-		{[]string{"check", "../../history/testdata/bad-unknown-field.jsonl"}, `unknown field "stok"`},
+		{[]string{"check", "../history/testdata/bad-truncated.jsonl"}, "incomplete: no trailer"},
+		{[]string{"check", "../history/testdata/bad-header-only.jsonl"}, "incomplete"},
+		{[]string{"check", "../history/testdata/bad-read-before-call.jsonl"}, "read_return 21500000 is before read_call"},
+		{[]string{"check", "../history/testdata/bad-unknown-field.jsonl"}, `unknown field "stok"`},
 	})
 }
 

@@ -306,7 +306,7 @@ func TestGateAndReportHelp(t *testing.T) {
 // TestExampleWorkflowFlags checks that the example CI workflow uses only
 // flags the run command has, so that it does not rot when one is renamed.
 func TestExampleWorkflowFlags(t *testing.T) {
-	raw, err := os.ReadFile("../../examples/lockbench-gate.yml")
+	raw, err := os.ReadFile("../examples/lockbench-gate.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

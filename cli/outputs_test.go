@@ -75,7 +75,7 @@ func TestCheckVisualizeDir(t *testing.T) {
 	// A planted oversell: none's race is not certain in a small sale, so
 	// the history is one of the checker's illegal fixtures.
 	for _, name := range []string{"bad-oversell", "ok-sequential"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "checker", "testdata", name+".jsonl"))
+		b, err := os.ReadFile(filepath.Join("..", "checker", "testdata", name+".jsonl"))
 		if err != nil {
 			t.Fatalf("fixture %s: %v", name, err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
@@ -47,6 +48,8 @@ type runOpts struct {
 	zk             string // ZooKeeper address of the zookeeper implementations
 	password       string
 	mysqlDSN       string
+	target         string           // --target
+	targets        workload.Targets // parsed from target by validate
 	prefix         string
 	force          bool
 	seed           uint64
@@ -128,6 +131,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
+	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted), and on MySQL drop lockbench's tables left in the database")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
@@ -168,6 +172,13 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) (help bool, 
 func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	o.flags = fs
 	var impls []harness.Impl
+	if o.target != "" {
+		if err := o.resolveTarget(fs); err != nil {
+			return nil, err
+		}
+		impls = []harness.Impl{harness.Service()}
+		o.impls = nil
+	}
 	for _, name := range o.impls {
 		name = strings.TrimSpace(name)
 		if name == "all" {
@@ -373,7 +384,26 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		MySQLImage:     o.mysqlImage,
 		ZooKeeper:      o.zk,
 		MySQLDSN:       o.mysqlDSN,
+		Targets:        o.targets,
 	}
+}
+
+// resolveTarget reads --target: the service's instances, one node each.
+func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
+	t, err := workload.ParseTargets(o.target)
+	if err != nil {
+		return flagErr("target", err)
+	}
+	for _, name := range []string{"impl", "backend", "redis", "zk", "mysql-dsn", "prefix", "reentry", "ttl", "hold", "redlock-servers"} {
+		if fs.Changed(name) {
+			return usageErr("--%s does not apply to --target: the service brings its own lock and servers", name)
+		}
+	}
+	if fs.Changed("nodes") && o.nodes != len(t) {
+		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
+	}
+	o.targets, o.nodes = t, len(t)
+	return nil
 }
 
 // newResult starts the result of a benchmark run by command.

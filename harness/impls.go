@@ -93,6 +93,18 @@ var (
 	}
 )
 
+// Service is the implementation of a running service under test, reached
+// over HTTP (ServerOptions.Targets): its lock, whatever it is, is inside
+// it. It is not in the registry: a run names its targets instead.
+func Service() Impl {
+	return Impl{
+		Name:    "service",
+		Summary: "a running service under test, driven over HTTP through lockbench's black-box protocol (--target)",
+		Seed:    "the seeds' two Tomcat instances driven by JMeter",
+		Sale:    workload.HTTPSale(),
+	}
+}
+
 // registry is every implementation: the built-in ones in the seeds'
 // order (none first, the lockless sales before fenced, the third-party
 // locks last), then those Register added.

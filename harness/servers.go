@@ -57,6 +57,8 @@ type ServerOptions struct {
 	// MySQLDSN reaches a MySQL or MariaDB; with BackendDocker and none
 	// given, one is started.
 	MySQLDSN string
+	// Targets are the instances of a running service under test.
+	Targets workload.Targets
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
@@ -67,6 +69,8 @@ func (o ServerOptions) Missing(needs workload.Needs) string {
 		return "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $LOCKBENCH_MYSQL_DSN, or run with --backend=docker (MariaDB in a container)"
 	case needs.Has(workload.NeedsZooKeeper) && o.ZooKeeper == "" && !docker:
 		return "needs a ZooKeeper: give --zk ADDR (or set $LOCKBENCH_ZK), or run with --backend=docker (ZooKeeper in a container)"
+	case needs.Has(workload.NeedsTarget) && len(o.Targets) == 0:
+		return "tests a running service: give --target=URL[,URL...], one base URL per instance"
 	case needs.Has(workload.NeedsRedisServers) && o.Backend == BackendRedis && len(o.Redis) < MinRedlockServers:
 		return fmt.Sprintf("runs on at least %d independent Redis servers: give their addresses to --redis as a comma list (got %d)", MinRedlockServers, len(o.Redis))
 	}
@@ -100,6 +104,9 @@ func (s *Servers) Names() string {
 	}
 	if s.ZooKeeper != nil {
 		names = append(names, s.ZooKeeper.Name())
+	}
+	if len(s.Targets) > 0 {
+		names = append(names, s.Targets.Name())
 	}
 	return strings.Join(names, "; ")
 }
@@ -141,6 +148,9 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 			s.ZooKeeper = z
 			s.undo = append(s.undo, func() { z.Close() })
 		}
+	}
+	if needs.Has(workload.NeedsTarget) {
+		s.Targets = o.Targets
 	}
 	if needs.Has(workload.NeedsMySQL) {
 		dsn, label := o.MySQLDSN, ""

@@ -221,6 +221,10 @@ type Header struct {
 	// Fenced is true when the store checks fencing tokens: then lock
 	// overlaps are reported but do not decide data safety.
 	Fenced bool `json:"fenced,omitempty"`
+	// Unread is true when the operations do not say which stock they
+	// read (a service under test that does not report it): the
+	// inventory cannot be checked for linearizability, only audited.
+	Unread bool `json:"unread,omitempty"`
 	// Backend names the server that held the inventory.
 	Backend string `json:"backend"`
 	// Nodes, Clients, Stock, Attempts describe the workload.

@@ -3,6 +3,8 @@ package workload
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +24,8 @@ type node struct {
 	servers  []*redis.Client // one per server of a multi-server lock, client first
 	sql      *sqlNode        // the node's MySQL pool, for the SQL sales
 	locker   locks.Locker
+	target   *url.URL     // the instance of a service under test the node drives
+	http     *http.Client // the node's client of it
 	gate     gate
 	skew     atomic.Int64 // the clock's offset, ns
 	commands atomic.Int64

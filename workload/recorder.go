@@ -43,6 +43,10 @@ func (rec *recorder) read(stock int64) {
 	rec.op.Stock = stock
 }
 
+// answered records the answer of a request that read the stock without
+// saying what it read (a service under test that does not report it).
+func (rec *recorder) answered() { rec.op.ReadReturn = rec.r.now() }
+
 // readFailed ends an attempt whose read failed: nothing was read, and the
 // attempt never touched the stock.
 func (rec *recorder) readFailed() {

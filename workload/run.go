@@ -130,6 +130,9 @@ type run struct {
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
 	inv                     inventory
 	store                   Server // the server that holds the inventory
+	// unread is set when a service under test answered a purchase
+	// without the stock it read.
+	unread atomic.Bool
 	controls                *Controls
 	cluster                 clusterRun // the servers of a multi-server lock
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
@@ -243,6 +246,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		Ops:    r.compact(),
 	}
 	cfg.Sale.describe(&h.Header)
+	h.Header.Unread = r.unread.Load()
 	for _, n := range r.nodes {
 		h.Header.Commands += n.commands.Load()
 	}
@@ -304,6 +308,9 @@ func (r *run) stopNodes() {
 		closeServerClients(n)
 		if n.client != nil {
 			n.client.Close()
+		}
+		if n.http != nil {
+			n.http.CloseIdleConnections()
 		}
 		if n.sql != nil {
 			n.sql.db.Close()

@@ -25,6 +25,8 @@ const (
 	// NeedsMySQL is a MySQL or MariaDB that holds the inventory and
 	// guards the sale itself.
 	NeedsMySQL
+	// NeedsTarget is a running service under test (HTTPSale).
+	NeedsTarget
 )
 
 // Has reports whether every server of x is in n.

@@ -40,6 +40,8 @@ type Servers struct {
 	ZooKeeper ZooKeeperServer
 	// MySQL holds the inventory of the SQL sales.
 	MySQL *MySQL
+	// Targets are the instances of a service under test (HTTPSale).
+	Targets Targets
 }
 
 // Missing returns the servers of needs that s lacks, as a set.
@@ -56,6 +58,9 @@ func (s *Servers) Missing(needs Needs) Needs {
 	}
 	if s != nil && s.MySQL != nil {
 		have |= NeedsMySQL
+	}
+	if s != nil && len(s.Targets) > 0 {
+		have |= NeedsTarget
 	}
 	return needs &^ have
 }
@@ -74,6 +79,12 @@ type Target struct {
 // Target is what the faults of a run of sale on s act on. It fails with
 // ErrNoRedis or ErrNoMySQL when s lacks the store.
 func (s *Servers) Target(sale Sale) (Target, error) {
+	if sale.Needs().Has(NeedsTarget) {
+		if len(s.Targets) == 0 {
+			return Target{}, ErrMissingServer
+		}
+		return Target{Store: s.Targets}, nil
+	}
 	if sale.Needs().Has(NeedsMySQL) {
 		if s.MySQL == nil {
 			return Target{}, ErrNoMySQL
@@ -129,7 +140,7 @@ func describeNeeds(n Needs) string {
 	for _, x := range []struct {
 		n    Needs
 		name string
-	}{{NeedsRedis, "Redis"}, {NeedsRedisServers, "several Redis servers"}, {NeedsZooKeeper, "ZooKeeper"}, {NeedsMySQL, "MySQL"}} {
+	}{{NeedsRedis, "Redis"}, {NeedsRedisServers, "several Redis servers"}, {NeedsZooKeeper, "ZooKeeper"}, {NeedsMySQL, "MySQL"}, {NeedsTarget, "a service under test"}} {
 		if n.Has(x.n) {
 			out = append(out, x.name)
 		}

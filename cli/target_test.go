@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/checker"
+)
+
+// shop is a flash-sale service that speaks lockbench's black-box protocol,
+// as a team's would: its instances share one store, as the seeds' two
+// Tomcats shared their Redis. guarded puts a lock around the
+// read-check-write; reports makes it say which stock each purchase read.
+type shop struct {
+	guarded, reports bool
+
+	lock   sync.Mutex // the service's lock, when guarded
+	mu     sync.Mutex // the store's own consistency, one access at a time
+	stock  int64
+	orders map[string]int64
+}
+
+func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/lockbench/reset":
+		var req struct{ Stock int64 }
+		json.NewDecoder(r.Body).Decode(&req)
+		s.mu.Lock()
+		s.stock, s.orders = req.Stock, map[string]int64{}
+		s.mu.Unlock()
+	case "/lockbench/state":
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"stock": s.stock, "orders": s.orders})
+	case "/lockbench/buy":
+		var req struct{ User string }
+		json.NewDecoder(r.Body).Decode(&req)
+		json.NewEncoder(w).Encode(s.buy(req.User))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// buy is the seeds' sale: read the stock and the user's orders, check,
+// a business step, write stock-1 and the order.
+func (s *shop) buy(user string) map[string]any {
+	if s.guarded {
+		s.lock.Lock()
+		defer s.lock.Unlock()
+	}
+	s.mu.Lock()
+	stock, orders := s.stock, s.orders[user]
+	s.mu.Unlock()
+	answer := map[string]any{}
+	if s.reports {
+		answer["stock"] = stock
+	}
+	switch {
+	case stock <= 0:
+		answer["outcome"] = "sold-out"
+		return answer
+	case orders > 0:
+		answer["outcome"] = "duplicate"
+		return answer
+	}
+	time.Sleep(200 * time.Microsecond)
+	s.mu.Lock()
+	s.stock = stock - 1
+	s.orders[user]++
+	s.mu.Unlock()
+	answer["outcome"] = "sold"
+	return answer
+}
+
+// instances starts two instances of the shop on loopback and returns
+// their URLs as --target takes them.
+func instances(t *testing.T, s *shop) string {
+	t.Helper()
+	a, b := httptest.NewServer(s), httptest.NewServer(s)
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	return a.URL + "," + b.URL
+}
+
+// TestTarget drives running services through the black-box protocol: a
+// guarded one passes, an unguarded one oversells and is caught; with the
+// stock each purchase read the history is checked for linearizability,
+// without it the audits judge and the summary says so.
+func TestTarget(t *testing.T) {
+	tests := []struct {
+		name             string
+		guarded, reports bool
+		pass             bool
+		lin              checker.Status
+		note             string
+	}{
+		{"guarded, reporting", true, true, true, checker.OK, ""},
+		{"unguarded, reporting", false, true, false, checker.Illegal, ""},
+		{"guarded, silent", true, false, true, checker.NotApplicable, "did not say which stock"},
+		{"unguarded, silent", false, false, false, checker.NotApplicable, "did not say which stock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			targets := instances(t, &shop{guarded: tt.guarded, reports: tt.reports})
+			code, res := runJSON(t, "--target="+targets, "--clients=400", "--stock=300", "--ramp=300ms", "--workers=20", "--seed=1")
+			if len(res.Runs) != 1 {
+				t.Fatalf("exit %d, %d runs", code, len(res.Runs))
+			}
+			r := res.Runs[0]
+			if (code == 0) != tt.pass || r.Linearizability != tt.lin || (r.Oversold > 0) == tt.pass || r.Nodes != 2 {
+				t.Errorf("exit %d, linearizability %s, oversold %d, nodes %d; want pass %v, %s\n%s", code, r.Linearizability, r.Oversold, r.Nodes, tt.pass, tt.lin, strings.Join(r.Reasons, "\n"))
+			}
+			if tt.note != "" && !strings.Contains(strings.Join(r.Notes, "\n"), tt.note) {
+				t.Errorf("notes %q lack %q", r.Notes, tt.note)
+			}
+			if r.Impl != "service" || !strings.Contains(res.Config.Backend, "service at http://127.0.0.1:") {
+				t.Errorf("impl %q, backend %q", r.Impl, res.Config.Backend)
+			}
+		})
+	}
+}
+
+func TestTargetUsage(t *testing.T) {
+	checkUsage(t, []usageCase{
+		{[]string{"--target=http://192.0.2.1:8080"}, "loopback"},
+		{[]string{"--target=127.0.0.1:8080"}, "--target"},
+		{[]string{"--target=http://127.0.0.1:8080", "--impl=lua"}, "--impl does not apply"},
+		{[]string{"--target=http://127.0.0.1:8080,http://127.0.0.1:8081", "--nodes=3"}, "--nodes=3"},
+	})
+}

@@ -1,0 +1,266 @@
+package workload
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/redis/go-redis/v9"
+)
+
+// The black-box protocol a service speaks to be tested by lockbench
+// (docs/target-protocol.md), under each instance's base URL:
+//
+//	POST /lockbench/reset  {"stock": 5000}              set the stock, delete every order
+//	POST /lockbench/buy    {"user": "17"}               one purchase, answered
+//	                       {"outcome": "sold", "stock": 4213, "token": 88}
+//	GET  /lockbench/state  {"stock": 0, "orders": {"17": 1}}
+//
+// outcome is sold, sold-out, duplicate or error (nothing was written);
+// stock, the stock the purchase read, and token, its fencing token, are
+// optional. A request that fails or is answered otherwise (a 5xx, a
+// timeout, a body lockbench cannot read) has an unknown outcome.
+const (
+	pathReset = "/lockbench/reset"
+	pathBuy   = "/lockbench/buy"
+	pathState = "/lockbench/state"
+)
+
+// The outcomes of the protocol's buy.
+const (
+	outcomeSold      = "sold"
+	outcomeSoldOut   = "sold-out"
+	outcomeDuplicate = "duplicate"
+	outcomeError     = "error"
+)
+
+// ErrTarget means a service under test broke the protocol: an answer
+// lockbench cannot read where one was due (reset, state).
+var ErrTarget = errors.New("workload: the service broke the protocol")
+
+// Targets are the running instances of a service under test, one base URL
+// each (http://127.0.0.1:8081): node i drives instance i.
+type Targets []*url.URL
+
+// ParseTargets reads a comma list of base URLs. Each must be http on this
+// machine's loopback (127.0.0.1, ::1 or localhost): lockbench talks to
+// nothing else.
+func ParseTargets(s string) (Targets, error) {
+	var out Targets
+	for _, raw := range strings.Split(s, ",") {
+		if raw = strings.TrimSpace(raw); raw == "" {
+			continue
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			return nil, fmt.Errorf("%w: %q is not an http://host:port URL", ErrTarget, raw)
+		}
+		switch u.Hostname() {
+		case "127.0.0.1", "::1", "localhost":
+		default:
+			return nil, fmt.Errorf("%w: %q is not on this machine's loopback (127.0.0.1, ::1): lockbench talks to nothing else", ErrTarget, raw)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no URL", ErrTarget)
+	}
+	return out, nil
+}
+
+// String lists the URLs as ParseTargets reads them.
+func (t Targets) String() string {
+	s := make([]string, len(t))
+	for i, u := range t {
+		s[i] = u.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// Name implements Server: the service is what the run's faults act on.
+func (t Targets) Name() string {
+	return fmt.Sprintf("service at %s", t.String())
+}
+
+// Version implements Server: a service does not say.
+func (t Targets) Version() string { return "" }
+
+// Close implements Server; the service is not lockbench's to stop.
+func (t Targets) Close() error { return nil }
+
+// HTTPSale is the black-box sale: each node's buyers buy from one
+// instance of a running service over HTTP, and what it answers is the
+// history. When the service reports the stock each purchase read, the
+// inventory is checked for linearizability as any other; when it does
+// not, the audits alone judge, and the history says so (Header.Unread).
+func HTTPSale() Sale { return httpSale{} }
+
+type httpSale struct{}
+
+func (httpSale) Needs() Needs                { return NeedsTarget }
+func (httpSale) describe(h *history.Header) { h.Lockless = true }
+func (httpSale) scripts() []*redis.Script   { return nil }
+
+func (httpSale) inventory(r *run) (inventory, error) {
+	if len(r.cfg.Servers.Targets) == 0 {
+		return nil, ErrMissingServer
+	}
+	return &httpInventory{t: r.cfg.Servers.Targets, c: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// startNode gives node n its own HTTP client of its instance, with a pool
+// of the run's size.
+func (httpSale) startNode(_ context.Context, r *run, n *node) error {
+	t := r.cfg.Servers.Targets
+	n.target = t[n.id%len(t)]
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = r.cfg.Pool, r.cfg.Pool
+	n.http = &http.Client{Transport: tr}
+	return nil
+}
+
+// buyAnswer is the protocol's answer to a buy.
+type buyAnswer struct {
+	Outcome string `json:"outcome"`
+	Stock   *int64 `json:"stock"`
+	Token   uint64 `json:"token"`
+}
+
+func (httpSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _ string) {
+	body, _ := json.Marshal(map[string]string{"user": user})
+	if err := (hook{n}).admit(ctx, 1); err != nil {
+		rec.fail()
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, cmp.Or(r.cfg.CommandTimeout, 3*time.Second))
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodPost, n.target.String()+pathBuy, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec.reading()
+	resp, err := n.http.Do(req)
+	if err != nil {
+		if refused(err) {
+			rec.readFailed() // never reached the service: nothing happened
+			return
+		}
+		rec.writingWithRead()
+		rec.unknown()
+		return
+	}
+	defer resp.Body.Close()
+	var a buyAnswer
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&a) != nil {
+		rec.writingWithRead()
+		rec.unknown()
+		return
+	}
+	if a.Stock != nil {
+		rec.read(*a.Stock)
+	} else {
+		r.unread.Store(true)
+		rec.answered()
+	}
+	if a.Token > 0 {
+		rec.op.Token = a.Token
+	}
+	switch a.Outcome {
+	case outcomeSold:
+		rec.appliedWithRead()
+	case outcomeSoldOut:
+		rec.soldOut()
+	case outcomeDuplicate:
+		rec.duplicate()
+	case outcomeError:
+		rec.readFailed()
+	default:
+		rec.writingWithRead()
+		rec.unknown()
+	}
+}
+
+// refused reports whether a request failed before it reached the service:
+// the connection was refused, so nothing was sent.
+func refused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// httpInventory is the inventory of a service under test: reset, state
+// and a dial of its first instance to see that it answers.
+type httpInventory struct {
+	t Targets
+	c *http.Client
+}
+
+func (v *httpInventory) prepare(ctx context.Context, stock int64, _ bool) error {
+	body, _ := json.Marshal(map[string]int64{"stock": stock})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, v.t[0].String()+pathReset, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := v.c.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, v.t[0], err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%w: POST %s answered %s", ErrTarget, pathReset, resp.Status)
+	}
+	return nil
+}
+
+// stateAnswer is the protocol's answer to a state.
+type stateAnswer struct {
+	Stock  *int64           `json:"stock"`
+	Orders map[string]int64 `json:"orders"`
+}
+
+func (v *httpInventory) audit(ctx context.Context) (history.Final, error) {
+	var f history.Final
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, v.t[0].String()+pathState, nil)
+	resp, err := v.c.Do(req)
+	if err != nil {
+		return f, err
+	}
+	defer resp.Body.Close()
+	var s stateAnswer
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&s) != nil || s.Stock == nil {
+		return f, fmt.Errorf("%w: GET %s answered %s without a stock and orders lockbench can read", ErrTarget, pathState, resp.Status)
+	}
+	f.Stock = *s.Stock
+	for user, n := range s.Orders {
+		f.Orders += n
+		if n > 1 {
+			f.DuplicateOrders += n - 1
+			u, _ := strconv.ParseInt(user, 10, 32)
+			f.DuplicateUsers = append(f.DuplicateUsers, int32(u))
+		}
+	}
+	slices.Sort(f.DuplicateUsers)
+	return f, nil
+}
+
+// clear leaves the service as it is: its state is the run's evidence.
+func (v *httpInventory) clear(context.Context) error { return nil }
+
+// ping dials the first instance: a service that accepts connections is
+// there.
+func (v *httpInventory) ping(ctx context.Context) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", v.t[0].Host)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
