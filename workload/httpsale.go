@@ -110,7 +110,7 @@ func HTTPSale() Sale { return httpSale{} }
 
 type httpSale struct{}
 
-func (httpSale) Needs() Needs                { return NeedsTarget }
+func (httpSale) Needs() Needs               { return NeedsTarget }
 func (httpSale) describe(h *history.Header) { h.Lockless = true }
 func (httpSale) scripts() []*redis.Script   { return nil }
 

@@ -132,9 +132,9 @@ type run struct {
 	store                   Server // the server that holds the inventory
 	// unread is set when a service under test answered a purchase
 	// without the stock it read.
-	unread atomic.Bool
-	controls                *Controls
-	cluster                 clusterRun // the servers of a multi-server lock
+	unread   atomic.Bool
+	controls *Controls
+	cluster  clusterRun // the servers of a multi-server lock
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
 	// server ends: the watch does not count the server silent before.
 	quietUntil atomic.Int64
