@@ -74,7 +74,7 @@ func TestNodeOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := embedded(t)
-	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true}); !errors.Is(err, ErrParam) {
+	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true, InProcess: true}); !errors.Is(err, ErrParam) {
 		t.Errorf("New with node 2 of 2: error = %v, want ErrParam", err)
 	}
 }
@@ -109,9 +109,10 @@ func TestAvailability(t *testing.T) {
 		target workload.Target
 		refuse []Fault
 	}{
-		{"embedded", workload.Target{Store: b, Routed: true}, nil},
-		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true}, []Fault{ServerPause, Restart}},
-		{"a store the proxy cannot reach", workload.Target{Store: b}, []Fault{Latency, Partition}},
+		{"embedded", workload.Target{Store: b, Routed: true, InProcess: true}, nil},
+		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true, InProcess: true}, []Fault{ServerPause, Restart}},
+		{"a store the proxy cannot reach", workload.Target{Store: b, InProcess: true}, []Fault{Latency, Partition}},
+		{"a service under test", workload.Target{Store: workload.Targets{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition}},
 	}
 	for _, tt := range tests {
 		for _, f := range All {
@@ -246,7 +247,7 @@ func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.Histor
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true})
+	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true, InProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,10 @@ type fault struct {
 	summary string
 	params  []Param
 	needs   func(workload.Target) error // nil: every target
-	build   func(v values, seed uint64) (plan, error)
+	// inProcess marks the faults that strike at the sale's probe points
+	// or move its nodes' clocks: only a sale lockbench runs can take them.
+	inProcess bool
+	build     func(v values, seed uint64) (plan, error)
 }
 
 func (f *fault) Name() string    { return f.name }
@@ -22,6 +25,9 @@ func (f *fault) Summary() string { return f.summary }
 func (f *fault) Params() []Param { return f.params }
 
 func (f *fault) Available(t workload.Target) error {
+	if f.inProcess && !t.InProcess {
+		return fmt.Errorf("%w: %s strikes inside the sale's lock (its holders, its clocks), which lockbench cannot reach in a service under test", ErrUnavailable, f.name)
+	}
 	if f.needs == nil {
 		return nil
 	}
@@ -51,18 +57,20 @@ var (
 	// lease: a GC pause. A second holder enters; the first writes a stale
 	// stock when it wakes.
 	PauseHolder Fault = &fault{
-		name:    "pause-holder",
-		summary: "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
-		params:  []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
-		build:   holder("", pauseHolder),
+		name:      "pause-holder",
+		summary:   "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
+		params:    []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
+		inProcess: true,
+		build:     holder("", pauseHolder),
 	}
 	// SlowHolder makes one holder's business step outlast the lease while
 	// the rest of its node runs on (a watchdog keeps renewing).
 	SlowHolder Fault = &fault{
-		name:    "slow-holder",
-		summary: "the holder's business step outlasts the lease; the rest of its node keeps running",
-		params:  []Param{pFor("extra business time"), pCount, pAfter, pEvery, pNode},
-		build:   holder(locks.Business, slowHolder),
+		name:      "slow-holder",
+		summary:   "the holder's business step outlasts the lease; the rest of its node keeps running",
+		params:    []Param{pFor("extra business time"), pCount, pAfter, pEvery, pNode},
+		inProcess: true,
+		build:     holder(locks.Business, slowHolder),
 	}
 	// PauseBeforeRelease stalls a client between its owner check and its
 	// DEL past the lease, then lets the DEL remove the next holder's lock
@@ -77,32 +85,36 @@ var (
 			{Name: "for", Doc: "pause length", Default: "1.25×lease", kind: durationKind, def: leases(1.25)},
 			pCount, pAfter, pEvery, pNode,
 		},
-		build: holder(locks.BeforeDelete, pauseBeforeRelease),
+		inProcess: true,
+		build:     holder(locks.BeforeDelete, pauseBeforeRelease),
 	}
 	// Expire deletes the lock key while its holder is inside the critical
 	// section (an eviction, a failover, a flush), then keeps the holder
 	// there until a second client has read the stock.
 	Expire Fault = &fault{
-		name:    "expire",
-		summary: "the lock key vanishes while held (eviction, failover, flush); the holder is not told",
-		params:  []Param{pFor("longest wait for a second holder"), pCount, pAfter, pEvery, pNode},
-		build:   holder(locks.Business, expire),
+		name:      "expire",
+		summary:   "the lock key vanishes while held (eviction, failover, flush); the holder is not told",
+		params:    []Param{pFor("longest wait for a second holder"), pCount, pAfter, pEvery, pNode},
+		inProcess: true,
+		build:     holder(locks.Business, expire),
 	}
 	// CrashHolder kills a holder inside its critical section: it never
 	// releases, and its watchdog dies with it.
 	CrashHolder Fault = &fault{
-		name:    "crash-holder",
-		summary: "a holder dies without unlocking; its watchdog dies with it",
-		params:  []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
-		build:   holder("", crash),
+		name:      "crash-holder",
+		summary:   "a holder dies without unlocking; its watchdog dies with it",
+		params:    []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
+		inProcess: true,
+		build:     holder("", crash),
 	}
 	// CrashAfterSetNX kills a client between SETNX and its separate
 	// EXPIRE (setnx-expire): the lock never expires.
 	CrashAfterSetNX Fault = &fault{
-		name:    "crash-after-setnx",
-		summary: "death between SETNX and EXPIRE: the lock never expires (only setnx-expire has that window)",
-		params:  []Param{pOnce, pAfter, pEveryCrash, pNode},
-		build:   holder(locks.AfterSetNX, crash),
+		name:      "crash-after-setnx",
+		summary:   "death between SETNX and EXPIRE: the lock never expires (only setnx-expire has that window)",
+		params:    []Param{pOnce, pAfter, pEveryCrash, pNode},
+		inProcess: true,
+		build:     holder(locks.AfterSetNX, crash),
 	}
 	// ClockSkew runs one node's clock ahead (or behind) for the whole
 	// sale; only locks that read the client's clock (getset) notice.
@@ -115,7 +127,8 @@ var (
 				def: func(v values) string { return fmt.Sprint(max(0, v.env.Nodes-1)) }},
 			{Name: "after", Doc: "when the clock jumps, after the sale starts", Default: "0s", kind: durationKind, def: fixed("0s")},
 		},
-		build: clockSkew,
+		inProcess: true,
+		build:     clockSkew,
 	}
 	// ServerPause stops the server from answering for longer than the
 	// clients' command timeout: commands time out with unknown outcomes.

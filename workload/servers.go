@@ -74,6 +74,10 @@ type Target struct {
 	// Routed is true when latency and partition can be put between the
 	// nodes and the servers (Redis, ZooKeeper: yes; MySQL: no).
 	Routed bool
+	// InProcess is true when the sale runs inside lockbench's nodes, so
+	// that faults can strike at its probe points and move its clocks;
+	// false for a service under test.
+	InProcess bool
 }
 
 // Target is what the faults of a run of sale on s act on. It fails with
@@ -89,12 +93,12 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 		if s.MySQL == nil {
 			return Target{}, ErrNoMySQL
 		}
-		return Target{Store: s.MySQL}, nil
+		return Target{Store: s.MySQL, InProcess: true}, nil
 	}
 	if s.Redis == nil {
 		return Target{}, ErrNoRedis
 	}
-	return Target{Store: s.Redis, Routed: true}, nil
+	return Target{Store: s.Redis, Routed: true, InProcess: true}, nil
 }
 
 // Pausable reports whether the store can stop answering for a while.
