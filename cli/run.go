@@ -50,6 +50,8 @@ type runOpts struct {
 	mysqlDSN       string
 	target         string           // --target
 	targets        workload.Targets // parsed from target by validate
+	targetPids     []int            // --target-pid
+	targetLockKey  string           // --target-lock-key
 	prefix         string
 	force          bool
 	seed           uint64
@@ -132,6 +134,8 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
+	fs.IntSliceVar(&o.targetPids, "target-pid", nil, "with --target: the process ids of the instances, in --target's order, for the pause-instance fault (SIGSTOP, SIGCONT)")
+	fs.StringVar(&o.targetLockKey, "target-lock-key", "", "with --target and --redis (the service's Redis): the key of the service's lock, for the delete-lock fault")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted), and on MySQL drop lockbench's tables left in the database")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
@@ -241,6 +245,9 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	}
 	for _, im := range impls {
 		o.needs |= im.Needs()
+	}
+	if o.target != "" && o.redis != "" {
+		o.needs |= workload.NeedsRedis // the service's own, for its faults
 	}
 	specs, err := faults.Parse(o.faults)
 	if err != nil {
@@ -385,6 +392,8 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		ZooKeeper:      o.zk,
 		MySQLDSN:       o.mysqlDSN,
 		Targets:        o.targets,
+		TargetPids:     o.targetPids,
+		TargetLockKey:  o.targetLockKey,
 	}
 }
 
@@ -394,10 +403,21 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if err != nil {
 		return flagErr("target", err)
 	}
-	for _, name := range []string{"impl", "backend", "redis", "zk", "mysql-dsn", "prefix", "reentry", "ttl", "hold", "redlock-servers"} {
+	for _, name := range []string{"impl", "backend", "zk", "mysql-dsn", "prefix", "reentry", "ttl", "hold", "redlock-servers"} {
 		if fs.Changed(name) {
 			return usageErr("--%s does not apply to --target: the service brings its own lock and servers", name)
 		}
+	}
+	if len(o.targetPids) > 0 && len(o.targetPids) != len(t) {
+		return usageErr("--target-pid gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetPids), "pid"), words.Count(len(t), "instance"))
+	}
+	for _, pid := range o.targetPids {
+		if pid <= 1 {
+			return usageErr("--target-pid: %d is not an instance's process id", pid)
+		}
+	}
+	if o.targetLockKey != "" && o.redis == "" {
+		return usageErr("--target-lock-key needs --redis, the address of the service's Redis")
 	}
 	if fs.Changed("nodes") && o.nodes != len(t) {
 		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
@@ -581,8 +601,9 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 
 // notReproduced are the flags no reproduce line carries: the seed comes
 // last on its own, secrets are never printed (the DSN is written by
-// dsnArg), and outputs belong to the run that wrote them.
-var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
+// dsnArg), outputs belong to the run that wrote them, and process ids
+// name other processes once those have gone.
+var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid"}
 
 // commandLine is the one builder of reproduce lines, the run's, the
 // matrix's and each cell's: lockbench, then set (flags the line must carry

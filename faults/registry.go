@@ -164,6 +164,35 @@ var (
 		},
 		build: restart,
 	}
+	// PauseInstance stops one instance of a service under test, its whole
+	// process, for a while: SIGSTOP, then SIGCONT.
+	PauseInstance Fault = &fault{
+		name:    "pause-instance",
+		summary: "one instance of a service under test stops (SIGSTOP of its pid, --target-pid), as a stop-the-world pause would, then runs on (SIGCONT)",
+		params: []Param{pFor("pause length"), pOnce, pAfter, pEvery,
+			{Name: "node", Doc: "the instance to pause", Default: "0", kind: nodeKind, def: fixed("0")}},
+		needs: func(t workload.Target) error {
+			if !t.Instances {
+				return fmt.Errorf("%w: pause-instance stops a service's instance by its pid: give --target-pid", ErrUnavailable)
+			}
+			return nil
+		},
+		build: pauseInstance,
+	}
+	// DeleteLock makes the lock's key vanish on a schedule, whoever holds
+	// it, as an eviction or a flush would.
+	DeleteLock Fault = &fault{
+		name:    "delete-lock",
+		summary: "the lock's key vanishes on a schedule, whoever holds it (an eviction, a flush); for a service under test, the key --target-lock-key names in the Redis --redis gives",
+		params:  []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two deletions", Default: "lease", kind: durationKind, def: leases(1)}},
+		needs: func(t workload.Target) error {
+			if !t.LockKey {
+				return fmt.Errorf("%w: delete-lock needs the lock's key and its Redis: with --target, give --target-lock-key and --redis", ErrUnavailable)
+			}
+			return nil
+		},
+		build: deleteLock,
+	}
 	// Latency delays everything between one node and the server, through
 	// a TCP proxy (toxiproxy, in process).
 	Latency Fault = &fault{
@@ -193,7 +222,7 @@ var (
 var pEveryCrash = Param{Name: "every", Doc: "least time between two injections", Default: "2×lease", kind: durationKind, def: leases(2)}
 
 // All lists every fault, in the catalog's order.
-var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition}
+var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, PauseInstance, DeleteLock}
 
 // holderFire is what a holder fault does when it fires at a probe.
 type holderFire func(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error

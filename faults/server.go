@@ -93,6 +93,31 @@ func serverPause(v values, seed uint64) (plan, error) {
 	}}, nil
 }
 
+// pauseInstance stops an instance of a service under test for a while.
+func pauseInstance(v values, seed uint64) (plan, error) {
+	node, err := v.node("node")
+	if err != nil {
+		return nil, err
+	}
+	node = max(node, 0)
+	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
+	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
+		end := record(c, "pause-instance", node, -1, v)
+		defer end()
+		c.PauseInstance(ctx, node, v.duration("for"))
+	}}, nil
+}
+
+// deleteLock deletes the lock's key on a schedule.
+func deleteLock(v values, seed uint64) (plan, error) {
+	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
+	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
+		end := record(c, "delete-lock", -1, -1, v)
+		defer end()
+		c.DeleteLock(ctx)
+	}}, nil
+}
+
 // restartMain restarts the (main) server without persistence.
 func restartMain(v values, seed uint64) (plan, error) {
 	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))

@@ -57,8 +57,13 @@ type ServerOptions struct {
 	// MySQLDSN reaches a MySQL or MariaDB; with BackendDocker and none
 	// given, one is started.
 	MySQLDSN string
-	// Targets are the instances of a running service under test.
+	// Targets are the instances of a running service under test; Redis,
+	// when given with them, is the service's own.
 	Targets workload.Targets
+	// TargetPids are the instances' process ids (pause-instance).
+	TargetPids []int
+	// TargetLockKey is the service's lock key in its Redis (delete-lock).
+	TargetLockKey string
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
@@ -150,7 +155,7 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 		}
 	}
 	if needs.Has(workload.NeedsTarget) {
-		s.Targets = o.Targets
+		s.Targets, s.TargetPids, s.TargetLockKey = o.Targets, o.TargetPids, o.TargetLockKey
 	}
 	if needs.Has(workload.NeedsMySQL) {
 		dsn, label := o.MySQLDSN, ""

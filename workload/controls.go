@@ -2,8 +2,10 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
@@ -75,6 +77,9 @@ func (c *Controls) WaitNode(ctx context.Context, i int) error {
 // failover or a flush would: whoever holds the lock is not told. A lock on
 // several servers loses its key on a majority of them (the first ones).
 func (c *Controls) DeleteLock(ctx context.Context) error {
+	if c.r.admin == nil {
+		return fmt.Errorf("%w: no Redis holds the lock", ErrUnsupported)
+	}
 	if c.Servers() > 1 {
 		return c.DeleteLockOn(ctx, serverRange(c.Quorum())...)
 	}
@@ -108,6 +113,28 @@ func (c *Controls) RestartServer(ctx context.Context) error {
 		return ErrUnsupported
 	}
 	return rs.Restart(ctx)
+}
+
+// PauseInstance stops instance i of a service under test for d, as a
+// stop-the-world pause would (SIGSTOP, then SIGCONT), and returns when it
+// runs again or ctx ends (it is resumed then too). It fails with
+// ErrUnsupported when the instance's pid is not known.
+func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration) error {
+	pids := c.r.cfg.Servers.TargetPids
+	if i < 0 || i >= len(pids) {
+		return fmt.Errorf("%w: no pid of instance %d", ErrUnsupported, i)
+	}
+	if err := syscall.Kill(pids[i], syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pids[i], err)
+	}
+	defer syscall.Kill(pids[i], syscall.SIGCONT)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // Record adds an injection to the sale's history and counts it as active

@@ -166,9 +166,12 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		return nil, err
 	}
 	r.store = target.Store
-	if cfg.Sale.Needs().Has(NeedsRedis) {
+	if cfg.Sale.Needs().Has(NeedsRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(NeedsTarget) {
 		r.admin = redis.NewClient(cfg.Servers.Redis.Options())
 		defer r.admin.Close()
+	}
+	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(NeedsTarget) {
+		r.keys.lock = k // the service's lock, for the faults that reach it
 	}
 	if r.inv, err = cfg.Sale.inventory(r); err != nil {
 		return nil, err
@@ -276,7 +279,7 @@ func (r *run) startNodes(ctx context.Context) error {
 		rand.Read(id[:])
 		n := &node{id: i, uuid: hex.EncodeToString(id[:])}
 		r.nodes = append(r.nodes, n)
-		if r.admin != nil {
+		if r.cfg.Sale.Needs().Has(NeedsRedis) {
 			opts := r.cfg.Servers.Redis.Options()
 			opts.PoolSize = r.cfg.Pool
 			if t := r.cfg.CommandTimeout; t > 0 {

@@ -40,8 +40,16 @@ type Servers struct {
 	ZooKeeper ZooKeeperServer
 	// MySQL holds the inventory of the SQL sales.
 	MySQL *MySQL
-	// Targets are the instances of a service under test (HTTPSale).
+	// Targets are the instances of a service under test (HTTPSale). With
+	// them, Redis (when given) is the service's own, which server-pause
+	// pauses and the lock-key faults reach.
 	Targets Targets
+	// TargetPids are the process ids of the instances, in Targets' order:
+	// with them pause-instance can stop one (SIGSTOP, SIGCONT).
+	TargetPids []int
+	// TargetLockKey names the service's lock key in its Redis: with it,
+	// delete-lock can make the lock vanish.
+	TargetLockKey string
 }
 
 // Missing returns the servers of needs that s lacks, as a set.
@@ -78,6 +86,12 @@ type Target struct {
 	// that faults can strike at its probe points and move its clocks;
 	// false for a service under test.
 	InProcess bool
+	// Instances is true when the service's instances can be paused
+	// (their pids are known).
+	Instances bool
+	// LockKey is true when the lock's key in Redis is known: the sale's
+	// own, or the one a service under test was given.
+	LockKey bool
 }
 
 // Target is what the faults of a run of sale on s act on. It fails with
@@ -87,7 +101,11 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 		if len(s.Targets) == 0 {
 			return Target{}, ErrMissingServer
 		}
-		return Target{Store: s.Targets}, nil
+		t := Target{Store: Server(s.Targets), Instances: len(s.TargetPids) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
+		if s.Redis != nil {
+			t.Store = s.Redis // the service's own: server-pause pauses it
+		}
+		return t, nil
 	}
 	if sale.Needs().Has(NeedsMySQL) {
 		if s.MySQL == nil {
@@ -98,7 +116,7 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 	if s.Redis == nil {
 		return Target{}, ErrNoRedis
 	}
-	return Target{Store: s.Redis, Routed: true, InProcess: true}, nil
+	return Target{Store: s.Redis, Routed: true, InProcess: true, LockKey: true}, nil
 }
 
 // Pausable reports whether the store can stop answering for a while.

@@ -6,15 +6,18 @@ package servicenode
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/cli"
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/testproc"
@@ -43,10 +46,11 @@ func npmCI(t *testing.T) {
 }
 
 // start runs n instances of the service on free loopback ports against
-// the Redis at addr, with env added, and returns their URLs.
-func start(t *testing.T, n int, addr string, env ...string) string {
+// the Redis at addr, with env added, and returns their URLs and pids as
+// --target and --target-pid take them.
+func start(t *testing.T, n int, addr string, env ...string) (string, string) {
 	t.Helper()
-	var urls []string
+	var urls, pids []string
 	for range n {
 		port, err := loopback.FreePort()
 		if err != nil {
@@ -70,8 +74,9 @@ func start(t *testing.T, n int, addr string, env ...string) string {
 			t.Fatal(err)
 		}
 		urls = append(urls, "http://"+hostport)
+		pids = append(pids, fmt.Sprint(p.Pid()))
 	}
-	return strings.Join(urls, ",")
+	return strings.Join(urls, ","), strings.Join(pids, ",")
 }
 
 // TestServiceNode runs the flash sale against two instances of the Node.js
@@ -90,12 +95,56 @@ func TestServiceNode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			targets := start(t, 2, redistest.Start(t), tt.env...)
+			targets, _ := start(t, 2, redistest.Start(t), tt.env...)
 			var out, errOut bytes.Buffer
 			code := cli.Main([]string{"--target=" + targets, "--clients=1000", "--stock=300", "--ramp=500ms", "--workers=20", "--seed=1"}, &out, &errOut)
 			if code != tt.code || !strings.Contains(out.String(), tt.want) {
 				t.Errorf("exit %d, want %d and %q\n%s%s", code, tt.code, tt.want, out.String(), errOut.String())
 			}
 		})
+	}
+}
+
+// TestServiceNodeFaults strikes the service from outside: one instance
+// stopped (SIGSTOP) for 600 ms answers nothing meanwhile, and the sale
+// stays correct; its lock's key deleted under it, the faults fire where
+// the flags point them.
+func TestServiceNodeFaults(t *testing.T) {
+	npmCI(t)
+	redisAddr := redistest.Start(t)
+	targets, pids := start(t, 2, redisAddr)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	code := cli.Main([]string{"--target=" + targets, "--target-pid=" + pids, "--faults=pause-instance:for=600ms:after=200ms",
+		"--clients=1000", "--stock=300", "--ramp=1s", "--workers=20", "--seed=1", "--out=" + dir}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("pause-instance: exit %d, want 0 (a pause is no reason to oversell)\n%s%s", code, out.String(), errOut.String())
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "service.history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Faults) != 1 || h.Faults[0].Name != "pause-instance" || h.Faults[0].Node != 0 {
+		t.Fatalf("faults %+v, want one pause-instance of node 0", h.Faults)
+	}
+	// Nothing node 0 sent was answered while its instance was stopped.
+	f := h.Faults[0]
+	slack := int64(50 * time.Millisecond)
+	for _, op := range h.Ops {
+		if op.Node == 0 && op.End > f.Start+slack && op.End < f.End-slack {
+			t.Errorf("buyer %d was answered at %v by a stopped instance (stopped from %v to %v)", op.Client, time.Duration(op.End), time.Duration(f.Start), time.Duration(f.End))
+			break
+		}
+	}
+
+	out.Reset()
+	errOut.Reset()
+	code = cli.Main([]string{"--target=" + targets, "--redis=" + redisAddr, "--target-lock-key=shop:lock", "--faults=delete-lock:count=5:every=50ms",
+		"--clients=1000", "--stock=300", "--ramp=500ms", "--workers=20", "--seed=1", "--json"}, &out, &errOut)
+	var res struct {
+		Runs []struct{ Faults []history.Fault }
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || (code != 0 && code != 1) || len(res.Runs) != 1 || len(res.Runs[0].Faults) != 5 {
+		t.Errorf("delete-lock: exit %d, %v, result %s%s; want five deletions", code, err, out.String(), errOut.String())
 	}
 }

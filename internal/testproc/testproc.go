@@ -77,6 +77,9 @@ func (p *Proc) Kill() {
 	<-p.exited
 }
 
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Output returns what the process has written so far, its last MiB.
 func (p *Proc) Output() string { return p.out.String() }
 
