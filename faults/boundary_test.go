@@ -85,7 +85,7 @@ type shiftedLease struct {
 
 func (l shiftedLease) Token() uint64 { return l.token }
 
-// uncheckedDelete is lua with an unlock that, once in fifty releases,
+// uncheckedDelete is lua with an unlock that, once in ten releases,
 // deletes the lock without checking its owner (a plain DEL after the
 // same probe the compare-and-delete passes).
 func uncheckedDelete(t *testing.T) locks.Impl {
@@ -121,7 +121,7 @@ type sometimesDelLease struct {
 }
 
 func (l sometimesDelLease) Release(ctx context.Context) error {
-	if l.s.releases.Add(1)%50 != 0 {
+	if l.s.releases.Add(1)%10 != 0 {
 		return l.Lease.Release(ctx)
 	}
 	if err := l.s.env.Probe(ctx, locks.BeforeDelete); err != nil {
