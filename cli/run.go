@@ -52,6 +52,7 @@ type runOpts struct {
 	targets        workload.Targets // parsed from target by validate
 	targetPids     []int            // --target-pid
 	targetLockKey  string           // --target-lock-key
+	targetStart    []string         // --target-start
 	prefix         string
 	force          bool
 	seed           uint64
@@ -135,6 +136,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
 	fs.IntSliceVar(&o.targetPids, "target-pid", nil, "with --target: the process ids of the instances, in --target's order, for the pause-instance fault (SIGSTOP, SIGCONT)")
+	fs.StringArrayVar(&o.targetStart, "target-start", nil, "with --target and --target-pid: the shell command that starts an instance, once per instance in --target's order, for the crash-instance fault")
 	fs.StringVar(&o.targetLockKey, "target-lock-key", "", "with --target and --redis (the service's Redis): the key of the service's lock, for the delete-lock fault")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted), and on MySQL drop lockbench's tables left in the database")
@@ -394,6 +396,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		Targets:        o.targets,
 		TargetPids:     o.targetPids,
 		TargetLockKey:  o.targetLockKey,
+		TargetStart:    o.targetStart,
 	}
 }
 
@@ -415,6 +418,9 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 		if pid <= 1 {
 			return usageErr("--target-pid: %d is not an instance's process id", pid)
 		}
+	}
+	if len(o.targetStart) > 0 && len(o.targetStart) != len(o.targetPids) {
+		return usageErr("--target-start gives %s for %s: give one per instance, with --target-pid", words.Count(len(o.targetStart), "command"), words.Count(len(o.targetPids), "pid"))
 	}
 	if o.targetLockKey != "" && o.redis == "" {
 		return usageErr("--target-lock-key needs --redis, the address of the service's Redis")

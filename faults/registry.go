@@ -179,6 +179,22 @@ var (
 		},
 		build: pauseInstance,
 	}
+	// CrashInstance kills one instance of a service under test and starts
+	// it again.
+	CrashInstance Fault = &fault{
+		name:    "crash-instance",
+		summary: "one instance of a service under test is killed (SIGKILL of its pid: its connections close, its locks stay until they expire), stays down, and is started again with its command (--target-pid, --target-start)",
+		params: []Param{{Name: "down", Doc: "how long it stays down", Default: "0s", kind: durationKind, def: fixed("0s")}, pOnce, pAfter,
+			{Name: "every", Doc: "least time between two crashes", Default: "1s", kind: durationKind, def: fixed("1s")},
+			{Name: "node", Doc: "the instance to crash", Default: "0", kind: nodeKind, def: fixed("0")}},
+		needs: func(t workload.Target) error {
+			if !t.Restarts {
+				return fmt.Errorf("%w: crash-instance kills a service's instance and starts it again: give --target-pid and --target-start for every instance", ErrUnavailable)
+			}
+			return nil
+		},
+		build: crashInstance,
+	}
 	// DeleteLock makes the lock's key vanish on a schedule, whoever holds
 	// it, as an eviction or a flush would.
 	DeleteLock Fault = &fault{
@@ -222,7 +238,7 @@ var (
 var pEveryCrash = Param{Name: "every", Doc: "least time between two injections", Default: "2×lease", kind: durationKind, def: leases(2)}
 
 // All lists every fault, in the catalog's order.
-var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, PauseInstance, DeleteLock}
+var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, PauseInstance, CrashInstance, DeleteLock}
 
 // holderFire is what a holder fault does when it fires at a probe.
 type holderFire func(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error

@@ -108,6 +108,22 @@ func pauseInstance(v values, seed uint64) (plan, error) {
 	}}, nil
 }
 
+// crashInstance kills an instance of a service under test and starts it
+// again; the fault lasts until it accepts connections.
+func crashInstance(v values, seed uint64) (plan, error) {
+	node, err := v.node("node")
+	if err != nil {
+		return nil, err
+	}
+	node = max(node, 0)
+	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
+	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
+		end := record(c, "crash-instance", node, -1, v)
+		defer end()
+		c.CrashInstance(ctx, node, v.duration("down"))
+	}}, nil
+}
+
 // deleteLock deletes the lock's key on a schedule.
 func deleteLock(v values, seed uint64) (plan, error) {
 	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))

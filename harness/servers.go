@@ -64,6 +64,9 @@ type ServerOptions struct {
 	TargetPids []int
 	// TargetLockKey is the service's lock key in its Redis (delete-lock).
 	TargetLockKey string
+	// TargetStart are the commands that start the instances again
+	// (crash-instance).
+	TargetStart []string
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
@@ -155,7 +158,7 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 		}
 	}
 	if needs.Has(workload.NeedsTarget) {
-		s.Targets, s.TargetPids, s.TargetLockKey = o.Targets, o.TargetPids, o.TargetLockKey
+		s.Targets, s.TargetPids, s.TargetLockKey, s.TargetStart = o.Targets, o.TargetPids, o.TargetLockKey, o.TargetStart
 	}
 	if needs.Has(workload.NeedsMySQL) {
 		dsn, label := o.MySQLDSN, ""

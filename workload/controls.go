@@ -120,14 +120,14 @@ func (c *Controls) RestartServer(ctx context.Context) error {
 // runs again or ctx ends (it is resumed then too). It fails with
 // ErrUnsupported when the instance's pid is not known.
 func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration) error {
-	pids := c.r.cfg.Servers.TargetPids
-	if i < 0 || i >= len(pids) {
-		return fmt.Errorf("%w: no pid of instance %d", ErrUnsupported, i)
+	pid, err := c.r.instances.pid(i)
+	if err != nil {
+		return err
 	}
-	if err := syscall.Kill(pids[i], syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pids[i], err)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pid, err)
 	}
-	defer syscall.Kill(pids[i], syscall.SIGCONT)
+	defer syscall.Kill(pid, syscall.SIGCONT)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -135,6 +135,16 @@ func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration) er
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// CrashInstance kills instance i of a service under test (SIGKILL: its
+// connections close in the kernel, its locks stay until they expire),
+// leaves it down for down, then starts it again with its start command
+// (Servers.TargetStart) and returns once it accepts connections, or ctx
+// ends. The new process is the instance from then on; lockbench does not
+// stop it when the run ends, as it did not stop the first.
+func (c *Controls) CrashInstance(ctx context.Context, i int, down time.Duration) error {
+	return c.r.instances.crash(ctx, i, down, c.r.cfg.Servers.Targets[i].Host)
 }
 
 // Record adds an injection to the sale's history and counts it as active

@@ -132,9 +132,11 @@ type run struct {
 	store                   Server // the server that holds the inventory
 	// unread is set when a service under test answered a purchase
 	// without the stock it read.
-	unread   atomic.Bool
-	controls *Controls
-	cluster  clusterRun // the servers of a multi-server lock
+	unread atomic.Bool
+	// instances are the processes of a service under test.
+	instances *instances
+	controls  *Controls
+	cluster   clusterRun // the servers of a multi-server lock
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
 	// server ends: the watch does not count the server silent before.
 	quietUntil atomic.Int64
@@ -159,7 +161,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
 		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
 	}
-	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":")}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":"), instances: newInstances(cfg.Servers)}
 	r.controls = &Controls{r: r}
 	target, err := cfg.Servers.Target(cfg.Sale)
 	if err != nil {

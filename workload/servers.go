@@ -50,6 +50,10 @@ type Servers struct {
 	// TargetLockKey names the service's lock key in its Redis: with it,
 	// delete-lock can make the lock vanish.
 	TargetLockKey string
+	// TargetStart are the shell commands that start each instance again,
+	// in Targets' order: with them (and the pids) crash-instance can kill
+	// one and restart it.
+	TargetStart []string
 }
 
 // Missing returns the servers of needs that s lacks, as a set.
@@ -89,6 +93,9 @@ type Target struct {
 	// Instances is true when the service's instances can be paused
 	// (their pids are known).
 	Instances bool
+	// Restarts is true when they can be killed and started again (their
+	// start commands are known too).
+	Restarts bool
 	// LockKey is true when the lock's key in Redis is known: the sale's
 	// own, or the one a service under test was given.
 	LockKey bool
@@ -102,6 +109,7 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 			return Target{}, ErrMissingServer
 		}
 		t := Target{Store: Server(s.Targets), Instances: len(s.TargetPids) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
+		t.Restarts = t.Instances && len(s.TargetStart) == len(s.TargetPids)
 		if s.Redis != nil {
 			t.Store = s.Redis // the service's own: server-pause pauses it
 		}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,5 +147,50 @@ func TestServiceNodeFaults(t *testing.T) {
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || (code != 0 && code != 1) || len(res.Runs) != 1 || len(res.Runs[0].Faults) != 5 {
 		t.Errorf("delete-lock: exit %d, %v, result %s%s; want five deletions", code, err, out.String(), errOut.String())
+	}
+}
+
+// TestServiceNodeCrash kills one instance mid-sale (SIGKILL: its requests
+// in flight are cut, the lock it held stays until its lease ends) and
+// starts it again: no false alarm, and the restarted instance serves.
+func TestServiceNodeCrash(t *testing.T) {
+	npmCI(t)
+	redisAddr := redistest.Start(t)
+	targets, pids := start(t, 2, redisAddr, "LEASE_MS=300")
+	first, _, _ := strings.Cut(targets, ",")
+	port := first[strings.LastIndex(first, ":")+1:]
+	pidfile := filepath.Join(t.TempDir(), "restarted.pid")
+	restart := fmt.Sprintf("echo $$ > %s; PORT=%s REDIS_URL=redis://%s LEASE_MS=300 exec node server.js", pidfile, port, redisAddr)
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidfile); err == nil {
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			if pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	code := cli.Main([]string{"--target=" + targets, "--target-pid=" + pids, "--target-start=" + restart, "--target-start=true",
+		"--faults=crash-instance:after=300ms:down=200ms", "--clients=1000", "--stock=300", "--ramp=1500ms", "--workers=20",
+		"--seed=1", "--out=" + dir}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("crash-instance: exit %d, want 0 (a crash is no reason to oversell)\n%s%s", code, out.String(), errOut.String())
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "service.history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Faults) != 1 || h.Faults[0].Name != "crash-instance" || h.Faults[0].End == 0 {
+		t.Fatalf("faults %+v, want one crash-instance that ended", h.Faults)
+	}
+	served := false
+	for _, op := range h.Ops {
+		answered := op.Outcome == history.Sold || op.Outcome == history.SoldOut
+		served = served || op.Node == 0 && op.Start > h.Faults[0].End && answered
+	}
+	if !served {
+		t.Errorf("no buyer of node 0 was served after the instance came back at %v", time.Duration(h.Faults[0].End))
 	}
 }

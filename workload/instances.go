@@ -1,0 +1,123 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// instances are the processes of a service under test: their pids (which
+// a restart changes) and the commands that start them again.
+type instances struct {
+	mu    sync.Mutex
+	pids  []int
+	start []string
+}
+
+func newInstances(s *Servers) *instances {
+	return &instances{pids: append([]int(nil), s.TargetPids...), start: s.TargetStart}
+}
+
+// pid is instance i's process id now.
+func (in *instances) pid(i int) (int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if i < 0 || i >= len(in.pids) {
+		return 0, fmt.Errorf("%w: no pid of instance %d", ErrUnsupported, i)
+	}
+	return in.pids[i], nil
+}
+
+// crash kills instance i, waits for it to be gone and down more, starts
+// it again and waits until addr accepts connections.
+func (in *instances) crash(ctx context.Context, i int, down time.Duration, addr string) error {
+	pid, err := in.pid(i)
+	if err != nil {
+		return err
+	}
+	if i >= len(in.start) {
+		return fmt.Errorf("%w: no start command of instance %d", ErrUnsupported, i)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("%w: SIGKILL of pid %d: %v", ErrUnsupported, pid, err)
+	}
+	// A process that is not lockbench's child cannot be waited for: it is
+	// gone when signal 0 finds nobody (or a zombie its parent has not
+	// reaped yet, which holds no socket).
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	if err := sleepCtx(ctx, down); err != nil {
+		return err
+	}
+	cmd := exec.Command("sh", "-c", in.start[i])
+	// Its own process group: a Ctrl-C of lockbench does not reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%w: starting instance %d again: %v", ErrUnsupported, i, err)
+	}
+	in.mu.Lock()
+	in.pids[i] = cmd.Process.Pid
+	in.mu.Unlock()
+	go cmd.Wait() // reaped if it ends while lockbench runs
+	for {
+		d := net.Dialer{Timeout: time.Second}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c.Close()
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// zombie reports whether pid has ended and waits for its parent.
+func zombie(pid int) bool {
+	var ws syscall.WaitStatus
+	// Only a child can be waited for; for others this fails, and /proc
+	// says.
+	if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); err == nil && got == pid {
+		return true
+	}
+	b, err := readProcStat(pid)
+	return err == nil && b == 'Z'
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+var errNoStat = errors.New("workload: no process state")
+
+// readProcStat reads the state letter of pid from /proc (R, S, Z...).
+func readProcStat(pid int) (byte, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, errNoStat
+	}
+	return b[i+2], nil
+}
