@@ -59,6 +59,10 @@ func checkData(h *history.History, lin Linearizability) Data {
 	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
 		d.Mismatched == 0 && !d.NegativeStock
 	switch {
+	case h.Final.Unknown && !anyAnswered(h):
+		// No buyer got an answer and the final state is unknown: nothing
+		// was observed, so nothing is proved either way.
+		d.Status = Unknown
 	case (lin.Status == OK || lin.Status == NotApplicable) && audited:
 		d.Status = OK
 	case lin.Status == Unknown && audited:
@@ -67,6 +71,20 @@ func checkData(h *history.History, lin Linearizability) Data {
 		d.Status = Violated
 	}
 	return d
+}
+
+// anyAnswered reports whether some attempt of h got an answer that says
+// what happened (sold, sold out, duplicate, refused, gave up, failed
+// before writing).
+func anyAnswered(h *history.History) bool {
+	for i := range h.Ops {
+		switch h.Ops[i].Outcome {
+		case history.Unknown, history.Pending, history.Crashed:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // mismatched reports whether op's answer contradicts the stock it read: a

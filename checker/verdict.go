@@ -69,6 +69,9 @@ func (r *Report) judge(h *history.History, opts Options) {
 			words.Plural(d.Mismatched, "1 answer contradicts", words.Commas(d.Mismatched)+" answers contradict"), m.Client, m.Attempt,
 			words.Commas(op.Stock), told, seconds(m.From, 3))
 	}
+	if d.Status == Unknown && h.Final.Unknown && !anyAnswered(h) {
+		r.fail("nothing observed: no buyer got an answer, and the final state could not be read")
+	}
 	if d.FinalUnknown {
 		r.Notes = append(r.Notes, "the store's final state could not be read: orders and stock not audited, the history checked alone")
 	}

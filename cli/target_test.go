@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/internal/loopback"
 )
 
 // shop is a flash-sale service that speaks lockbench's black-box protocol,
@@ -134,4 +136,45 @@ func TestTargetUsage(t *testing.T) {
 		{[]string{"--target=http://127.0.0.1:8080", "--faults=pause-holder"}, "service under test"},
 		{[]string{"--target=http://127.0.0.1:8080", "--faults=server-pause"}, "server-pause"},
 	})
+}
+
+// TestTargetBadInput: a target that does not answer, or speaks something
+// else, is an infrastructure failure (exit 3) that names it and shows what
+// it said; never a pass for a service that sold nothing.
+func TestTargetBadInput(t *testing.T) {
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := fmt.Sprintf("http://127.0.0.1:%d", port)
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notFound.Close)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from another service") }))
+	t.Cleanup(other.Close)
+	tests := []struct {
+		name, target string
+		want         []string
+	}{
+		{"nothing listening", silent, []string{silent}},
+		{"404 to the reset", notFound.URL, []string{notFound.URL, "/lockbench/reset", "404"}},
+		{"another protocol", other.URL, []string{"answered no purchase", "hello from another service"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			code, out, errOut := lockbench(t, "--target="+tt.target, "--clients=50", "--stock=10", "--ramp=100ms", "--command-timeout=1s")
+			if code != exitInfra {
+				t.Errorf("exit %d, want %d\n%s%s", code, exitInfra, out, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+			if strings.Contains(out, " pass ") {
+				t.Errorf("a pass printed:\n%s", out)
+			}
+			t.Logf("answered in %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
 }

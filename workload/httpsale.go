@@ -162,11 +162,14 @@ func (httpSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _
 	}
 	defer resp.Body.Close()
 	var a buyAnswer
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&a) != nil {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &a) != nil || !slices.Contains(outcomes, a.Outcome) {
+		r.badAnswer(fmt.Sprintf("POST %s answered %s: %q", pathBuy, resp.Status, snippet(raw)))
 		rec.writingWithRead()
 		rec.unknown()
 		return
 	}
+	r.answered.Add(1)
 	if a.Stock != nil {
 		rec.read(*a.Stock)
 	} else {
@@ -185,10 +188,34 @@ func (httpSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _
 		rec.duplicate()
 	case outcomeError:
 		rec.readFailed()
-	default:
-		rec.writingWithRead()
-		rec.unknown()
 	}
+}
+
+// outcomes are the protocol's outcomes of a buy.
+var outcomes = []string{outcomeSold, outcomeSoldOut, outcomeDuplicate, outcomeError}
+
+// snippet is the start of a bad answer, for the error that shows it.
+func snippet(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// badAnswer keeps the first answer of a service under test that broke
+// the protocol.
+func (r *run) badAnswer(s string) { r.firstBad.CompareAndSwap(nil, &s) }
+
+// protocolError is the error of a run in which the service under test
+// answered no purchase in the protocol: nothing it did can be judged, and
+// a sale that sold nothing because nothing was understood is no pass.
+func (r *run) protocolError() error {
+	bad := r.firstBad.Load()
+	if bad == nil || r.answered.Load() > 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first answer: %s", ErrTarget, r.cfg.Servers.Targets, *bad)
 }
 
 // refused reports whether a request failed before it reached the service:
@@ -211,11 +238,12 @@ func (v *httpInventory) prepare(ctx context.Context, stock int64, _ bool) error 
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := v.c.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, v.t[0], err)
+		return fmt.Errorf("%w: service at %s: %v", ErrUnreachable, v.t[0], err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%w: POST %s answered %s", ErrTarget, pathReset, resp.Status)
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		return fmt.Errorf("%w: %s: POST %s answered %s: %q (docs/target-protocol.md)", ErrTarget, v.t[0], pathReset, resp.Status, snippet(raw))
 	}
 	return nil
 }
@@ -235,8 +263,9 @@ func (v *httpInventory) audit(ctx context.Context) (history.Final, error) {
 	}
 	defer resp.Body.Close()
 	var s stateAnswer
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&s) != nil || s.Stock == nil {
-		return f, fmt.Errorf("%w: GET %s answered %s without a stock and orders lockbench can read", ErrTarget, pathState, resp.Status)
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &s) != nil || s.Stock == nil {
+		return f, fmt.Errorf("%w: GET %s answered %s without a stock and orders lockbench can read: %q", ErrTarget, pathState, resp.Status, snippet(raw))
 	}
 	f.Stock = *s.Stock
 	for user, n := range s.Orders {

@@ -133,6 +133,10 @@ type run struct {
 	// unread is set when a service under test answered a purchase
 	// without the stock it read.
 	unread atomic.Bool
+	// answered counts the purchases a service under test answered in the
+	// protocol; firstBad is its first answer that was not.
+	answered atomic.Int64
+	firstBad atomic.Pointer[string]
 	// instances are the processes of a service under test.
 	instances *instances
 	controls  *Controls
@@ -260,6 +264,9 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	var lost error
 	if cut == history.CutServerLost {
 		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", ErrUnreachable, backend, r.lostAfter())
+	}
+	if err := r.protocolError(); err != nil && lost == nil {
+		lost = err
 	}
 	final, err := r.inv.audit(ac)
 	if err != nil {

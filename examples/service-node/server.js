@@ -1,13 +1,16 @@
 // A flash-sale service as a Node.js team would write it: the stock and the
-// orders in Redis, the purchase guarded by a Redis lock (SET NX PX with a
-// random value, released by a compare-and-delete script), speaking
-// lockbench's black-box protocol (docs/target-protocol.md) on PORT.
+// orders in Redis (ioredis), each purchase guarded by redis-semaphore's
+// Mutex (SET NX PX with a random identifier, refreshed while held,
+// released by a compare-and-delete script), speaking lockbench's
+// black-box protocol (docs/target-protocol.md) on PORT.
 //
 //   PORT=8081 REDIS_URL=redis://127.0.0.1:6379 node server.js
-//   LOCK=none ...   the same service without its lock: it oversells
+//   LOCK=none ...      the same service without its lock: it oversells
+//   LEASE_MS=300 ...   the Mutex's lockTimeout (default 10000, the library's)
+//   HOLD_MS=2 ...      business time between reading the stock and writing it
 const http = require('node:http');
-const crypto = require('node:crypto');
-const { createClient } = require('redis');
+const Redis = require('ioredis');
+const { Mutex } = require('redis-semaphore');
 
 const port = Number(process.env.PORT || 8081);
 const host = process.env.HOST || '127.0.0.1';
@@ -15,41 +18,38 @@ const locked = process.env.LOCK !== 'none';
 const prefix = process.env.PREFIX || 'shop:';
 const stockKey = prefix + 'inventory001';
 const ordersKey = prefix + 'orders';
-const lockKey = prefix + 'lock';
-const leaseMs = Number(process.env.LEASE_MS || 5000);
+const lockName = prefix + 'lock'; // redis-semaphore keeps it as mutex:shop:lock
+const leaseMs = Number(process.env.LEASE_MS || 10000);
+const holdMs = Number(process.env.HOLD_MS || 0);
 
-const redis = createClient({ url: process.env.REDIS_URL || 'redis://127.0.0.1:6379' });
+const redis = new Redis(process.env.REDIS_URL || 'redis://127.0.0.1:6379', { lazyConnect: true });
 redis.on('error', (err) => console.error('redis:', err.message));
-
-const unlockScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function lock() {
-  const owner = crypto.randomUUID();
-  for (let wait = 1; ; wait = Math.min(2 * wait, 32)) {
-    if (await redis.set(lockKey, owner, { NX: true, PX: leaseMs })) return owner;
-    await sleep(1 + Math.random() * wait);
-  }
-}
-
-async function unlock(owner) {
-  await redis.eval(unlockScript, { keys: [lockKey], arguments: [owner] });
-}
+// lost counts the locks redis-semaphore found lost while held (its
+// refresh found another holder's value): by then the purchase has gone on
+// without the lock. The library's default is to throw, which kills the
+// process; a service that logs instead keeps selling.
+let lost = 0;
 
 // buy is the seeds' sale: read the stock and the user's orders, check,
 // write stock-1 and the order.
 async function buy(user) {
-  const owner = locked ? await lock() : null;
+  const mutex = locked
+    ? new Mutex(redis, lockName, { lockTimeout: leaseMs, acquireTimeout: 600000, retryInterval: 5, onLockLost: () => { lost++; } })
+    : null;
+  if (mutex) await mutex.acquire();
   try {
-    const [stockText, ordersText] = await Promise.all([redis.get(stockKey), redis.hGet(ordersKey, user)]);
+    const [stockText, ordersText] = await Promise.all([redis.get(stockKey), redis.hget(ordersKey, user)]);
     const stock = Number(stockText || 0);
     if (stock <= 0) return { outcome: 'sold-out', stock };
     if (Number(ordersText || 0) > 0) return { outcome: 'duplicate', stock };
-    await redis.multi().set(stockKey, String(stock - 1)).hIncrBy(ordersKey, user, 1).exec();
+    if (holdMs > 0) await sleep(holdMs);
+    await redis.multi().set(stockKey, String(stock - 1)).hincrby(ordersKey, user, 1).exec();
     return { outcome: 'sold', stock };
   } finally {
-    if (owner) await unlock(owner);
+    if (mutex) await mutex.release();
   }
 }
 
@@ -71,7 +71,7 @@ const server = http.createServer(async (req, res) => {
   try {
     if (req.method === 'POST' && req.url === '/lockbench/reset') {
       const { stock } = await body(req);
-      await redis.multi().set(stockKey, String(stock)).del(ordersKey).del(lockKey).exec();
+      await redis.multi().set(stockKey, String(stock)).del(ordersKey).exec();
       return reply(res, 200, {});
     }
     if (req.method === 'POST' && req.url === '/lockbench/buy') {
@@ -79,7 +79,7 @@ const server = http.createServer(async (req, res) => {
       return reply(res, 200, await buy(String(user)));
     }
     if (req.method === 'GET' && req.url === '/lockbench/state') {
-      const [stock, orders] = await Promise.all([redis.get(stockKey), redis.hGetAll(ordersKey)]);
+      const [stock, orders] = await Promise.all([redis.get(stockKey), redis.hgetall(ordersKey)]);
       const counts = {};
       for (const [user, n] of Object.entries(orders)) counts[user] = Number(n);
       return reply(res, 200, { stock: Number(stock || 0), orders: counts });
@@ -93,8 +93,10 @@ const server = http.createServer(async (req, res) => {
 });
 
 redis.connect().then(() => {
-  server.listen(port, host, () => console.log(`listening on http://${host}:${port} (lock ${locked ? 'on' : 'off'})`));
+  server.listen(port, host, () => console.log(`listening on http://${host}:${port} (lock ${locked ? 'redis-semaphore Mutex' : 'off'})`));
 });
+
+process.on('exit', () => { if (lost > 0) console.error(`${lost} locks lost while held`); });
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => { server.close(); redis.quit().finally(() => process.exit(0)); });

@@ -140,7 +140,7 @@ func TestServiceNodeFaults(t *testing.T) {
 
 	out.Reset()
 	errOut.Reset()
-	code = cli.Main([]string{"--target=" + targets, "--redis=" + redisAddr, "--target-lock-key=shop:lock", "--faults=delete-lock:count=5:every=50ms",
+	code = cli.Main([]string{"--target=" + targets, "--redis=" + redisAddr, "--target-lock-key=mutex:shop:lock", "--faults=delete-lock:count=5:every=50ms",
 		"--clients=1000", "--stock=300", "--ramp=500ms", "--workers=20", "--seed=1", "--json"}, &out, &errOut)
 	var res struct {
 		Runs []struct{ Faults []history.Fault }
@@ -193,4 +193,34 @@ func TestServiceNodeCrash(t *testing.T) {
 	if !served {
 		t.Errorf("no buyer of node 0 was served after the instance came back at %v", time.Duration(h.Faults[0].End))
 	}
+}
+
+// TestServiceNodePausedPastItsLease: redis-semaphore refreshes the lease
+// while its holder runs, from the same process; an instance stopped past
+// the lease stops refreshing too, the other instance takes the lock, and
+// the stale write the stopped one makes when it runs again is caught.
+func TestServiceNodePausedPastItsLease(t *testing.T) {
+	npmCI(t)
+	targets, pids := start(t, 2, redistest.Start(t), "LEASE_MS=100", "HOLD_MS=2")
+	var out, errOut bytes.Buffer
+	code := cli.Main([]string{"--target=" + targets, "--target-pid=" + pids, "--json",
+		"--faults=pause-instance:node=0:count=10:for=300ms:every=400ms,pause-instance:node=1:count=10:for=300ms:every=400ms:after=300ms",
+		"--clients=3000", "--stock=3000", "--ramp=10s", "--workers=20", "--command-timeout=2s", "--seed=1"}, &out, &errOut)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: a stale write after a pause past the lease\n%s%s", code, out.String(), errOut.String())
+	}
+	var res struct {
+		Runs []struct {
+			Oversold int64
+			Faults   []history.Fault
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.Oversold == 0 || len(r.Faults) < 10 {
+		t.Errorf("oversold %d after %d pauses, want an oversell", r.Oversold, len(r.Faults))
+	}
+	t.Logf("oversold %d units after %d pauses", r.Oversold, len(r.Faults))
 }
