@@ -12,23 +12,6 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// mysqlFor reaches the test binary's MariaDB with a database of its own,
-// dropped when the test ends.
-func mysqlFor(t *testing.T, db string) *workload.MySQL {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(mysqltest.Start(t).DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DBName = db
-	m, err := workload.DialMySQL(t.Context(), cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 // TestMySQLNeedsDSN: a MySQL implementation named without a server is a
 // usage error that says what to give; never a silent skip.
 func TestMySQLNeedsDSN(t *testing.T) {
@@ -111,7 +94,7 @@ func TestMySQLForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mysqlFor(t, "lockbench_force") // the database, dropped after the test
+	mysqltest.Start(t).Dial(t, "lockbench_force") // the database, dropped after the test
 	cfg.DBName = "lockbench_force"
 	dsn := cfg.FormatDSN()
 	db, err := sql.Open("mysql", dsn)

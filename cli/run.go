@@ -655,7 +655,7 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		Stock:    o.stock,
 		Attempts: o.attempts,
 		Ramp:     reports.Duration(o.ramp),
-		TTL:      reports.Duration(o.workload().Lease(o.specs)),
+		TTL:      reports.Duration(harness.Lease(o.workload(), o.specs)),
 		Hold:     reports.Duration(o.hold),
 		Workers:  o.workers,
 		Seed:     int64(o.seed),

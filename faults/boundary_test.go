@@ -200,9 +200,10 @@ func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, s
 	}
 	t.Cleanup(func() { inj.Close() })
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: im.Name, Sale: workload.LockSale(im), Servers: &workload.Servers{Redis: b}, Prefix: "t:", Clients: size.clients, Nodes: 2, Workers: 20, Pool: 16,
-		Stock: int64(size.stock), Attempts: 1, Ramp: 300 * time.Millisecond, TTL: size.lease, Timeout: size.timeout,
-		CommandTimeout: 500 * time.Millisecond, Injector: inj,
+		Name: im.Name, Sale: workload.LockSale(im), Servers: &workload.Servers{Redis: b}, Injector: inj,
+		Workload: workload.Workload{Prefix: "t:", Clients: size.clients, Nodes: 2, Workers: 20, Pool: 16,
+			Stock: int64(size.stock), Attempts: 1, Ramp: 300 * time.Millisecond, TTL: size.lease, Timeout: size.timeout,
+			CommandTimeout: 500 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

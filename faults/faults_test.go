@@ -258,9 +258,10 @@ func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.Histor
 	t.Cleanup(func() { inj.Close() })
 	s := &sampler{Injector: inj}
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: impl, Sale: saleOf(t, impl), Servers: &workload.Servers{Redis: b}, Prefix: "t:", Clients: 600, Nodes: 2, Workers: 50, Pool: 16,
-		Stock: 450, Attempts: 1, Ramp: time.Second, TTL: lease, Timeout: 20 * time.Second,
-		CommandTimeout: 500 * time.Millisecond, Injector: s,
+		Name: impl, Sale: saleOf(t, impl), Servers: &workload.Servers{Redis: b}, Injector: s,
+		Workload: workload.Workload{Prefix: "t:", Clients: 600, Nodes: 2, Workers: 50, Pool: 16,
+			Stock: 450, Attempts: 1, Ramp: time.Second, TTL: lease, Timeout: 20 * time.Second,
+			CommandTimeout: 500 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -80,69 +80,55 @@ func (p *skewPlan) probe(ctx context.Context, in *Injector, _ *workload.Controls
 	return nil
 }
 
-// serverPause stops the server from answering.
-func serverPause(v values, seed uint64) (plan, error) {
-	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
-	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
-		d := v.duration("for")
-		end := record(c, "server-pause", -1, -1, v)
-		defer end()
-		if c.PauseServer(ctx, d) == nil {
-			sleep(ctx, d)
+// scheduled builds a fault that acts at seeded instants ("count",
+// "after", "every"), on the node its "node" parameter names when onNode,
+// else on the server (node -1), recorded for as long as act runs.
+func scheduled(name string, onNode bool, act func(ctx context.Context, c *workload.Controls, node int, v values)) func(values, uint64) (plan, error) {
+	return func(v values, seed uint64) (plan, error) {
+		node := -1
+		if onNode {
+			n, err := v.node("node")
+			if err != nil {
+				return nil, err
+			}
+			node = max(n, 0)
 		}
-	}}, nil
+		at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
+		return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
+			end := record(c, name, node, -1, v)
+			defer end()
+			act(ctx, c, node, v)
+		}}, nil
+	}
 }
 
 // pauseInstance stops an instance of a service under test for a while.
-func pauseInstance(v values, seed uint64) (plan, error) {
-	node, err := v.node("node")
-	if err != nil {
-		return nil, err
-	}
-	node = max(node, 0)
-	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
-	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
-		end := record(c, "pause-instance", node, -1, v)
-		defer end()
-		c.PauseInstance(ctx, node, v.duration("for"))
-	}}, nil
-}
+var pauseInstance = scheduled("pause-instance", true, func(ctx context.Context, c *workload.Controls, node int, v values) {
+	c.PauseInstance(ctx, node, v.duration("for"))
+})
 
 // crashInstance kills an instance of a service under test and starts it
 // again; the fault lasts until it accepts connections.
-func crashInstance(v values, seed uint64) (plan, error) {
-	node, err := v.node("node")
-	if err != nil {
-		return nil, err
-	}
-	node = max(node, 0)
-	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
-	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
-		end := record(c, "crash-instance", node, -1, v)
-		defer end()
-		c.CrashInstance(ctx, node, v.duration("down"))
-	}}, nil
-}
+var crashInstance = scheduled("crash-instance", true, func(ctx context.Context, c *workload.Controls, node int, v values) {
+	c.CrashInstance(ctx, node, v.duration("down"))
+})
 
-// deleteLock deletes the lock's key on a schedule.
-func deleteLock(v values, seed uint64) (plan, error) {
-	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
-	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
-		end := record(c, "delete-lock", -1, -1, v)
-		defer end()
-		c.DeleteLock(ctx)
-	}}, nil
-}
+// serverPause stops the server from answering for a while.
+var serverPause = scheduled("server-pause", false, func(ctx context.Context, c *workload.Controls, _ int, v values) {
+	if d := v.duration("for"); c.PauseServer(ctx, d) == nil {
+		sleep(ctx, d)
+	}
+})
 
 // restartMain restarts the (main) server without persistence.
-func restartMain(v values, seed uint64) (plan, error) {
-	at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
-	return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
-		end := record(c, "restart", -1, -1, v)
-		defer end()
-		c.RestartServer(ctx)
-	}}, nil
-}
+var restartMain = scheduled("restart", false, func(ctx context.Context, c *workload.Controls, _ int, _ values) {
+	c.RestartServer(ctx)
+})
+
+// deleteLock deletes the lock's key on a schedule.
+var deleteLock = scheduled("delete-lock", false, func(ctx context.Context, c *workload.Controls, _ int, _ values) {
+	c.DeleteLock(ctx)
+})
 
 // latencyPlan slows one node's link for a while, or to the end.
 type latencyPlan struct {

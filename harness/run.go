@@ -27,40 +27,7 @@ const FaultLease = time.Second
 
 // Workload is the shape of the sale: buyers, nodes, stock, arrivals and
 // the bounds on it. Defaults gives seed 003's.
-type Workload struct {
-	// Clients is the number of buyers.
-	Clients int
-	// Nodes is the number of simulated service instances.
-	Nodes int
-	// Workers bounds each node's request pool; zero gives every buyer its
-	// own goroutine.
-	Workers int
-	// Pool is each node's connection pool size.
-	Pool int
-	// Stock is the initial inventory.
-	Stock int64
-	// Attempts is how many purchases a buyer tries before giving up.
-	Attempts int
-	// Ramp spreads the arrivals evenly over this window; zero is a burst.
-	Ramp time.Duration
-	// TTL is the lock's lease; zero is the implementation's default, or
-	// FaultLease when faults are injected.
-	TTL time.Duration
-	// Hold is the business step between the read and the write.
-	Hold time.Duration
-	// Reentry re-acquires the lock this many levels deep inside the
-	// critical section (reentrant implementations).
-	Reentry int
-	// Timeout bounds the sale; a sale cut by it is a liveness failure.
-	Timeout time.Duration
-	// CommandTimeout bounds each command to a server.
-	CommandTimeout time.Duration
-	// Prefix is put before every Redis key.
-	Prefix string
-	// Force deletes keys (or tables) a previous run left instead of
-	// refusing to run.
-	Force bool
-}
+type Workload = workload.Workload
 
 // Defaults is seed 003's flash sale: 20,000 buyers in one second on two
 // nodes of 200 workers, stock 5,000.
@@ -81,7 +48,7 @@ func Defaults() Workload {
 
 // Lease is the lease a run of w with faults uses: TTL, else FaultLease
 // when there are faults, else zero (each implementation's own).
-func (w Workload) Lease(faults []faults.Spec) time.Duration {
+func Lease(w Workload, faults []faults.Spec) time.Duration {
 	if w.TTL == 0 && len(faults) > 0 {
 		return FaultLease
 	}
@@ -148,26 +115,8 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
 		return nil, nil, fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
 	}
-	cfg := workload.Config{
-		Name:           im.Name,
-		Sale:           im.Sale,
-		Servers:        servers,
-		Prefix:         w.Prefix,
-		Force:          w.Force,
-		Clients:        w.Clients,
-		Nodes:          w.Nodes,
-		Workers:        w.Workers,
-		Pool:           w.Pool,
-		Stock:          w.Stock,
-		Attempts:       w.Attempts,
-		Ramp:           w.Ramp,
-		TTL:            w.Lease(plan.Faults),
-		Hold:           w.Hold,
-		Reentry:        w.Reentry,
-		Timeout:        w.Timeout,
-		CommandTimeout: w.CommandTimeout,
-		Progress:       plan.Progress,
-	}
+	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress}
+	cfg.TTL = Lease(w, plan.Faults)
 	if len(plan.Faults) > 0 {
 		if err := Available(servers, im, plan.Faults); err != nil {
 			return nil, nil, err

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/lockbench/lockbench/internal/redistest"
@@ -134,7 +133,7 @@ func TestTruthTable(t *testing.T) {
 					var sv workload.Servers
 					switch {
 					case mysqlCell:
-						sv.MySQL = mysqlFor(t, fmt.Sprintf("lbtruth_%d", i))
+						sv.MySQL = mysqltest.Start(t).Dial(t, fmt.Sprintf("lbtruth_%d", i))
 					case multiServer(cell):
 						sv.Redis = newClusterBackend(t, kind)
 					case kind == "embedded" || serverFault(cell):
@@ -225,22 +224,6 @@ func reproduce(cell Cell, mc reports.MatrixCell, seed uint64) string {
 		parts = append(parts, "--"+kv[0]+"="+kv[1])
 	}
 	return fmt.Sprintf("lockbench %s --seed=%d", strings.Join(parts, " "), seed)
-}
-
-// mysqlFor reaches a MariaDB for the test, lockbench's tables in db.
-func mysqlFor(t *testing.T, db string) *workload.MySQL {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(mysqltest.Start(t).DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DBName = db
-	m, err := workload.DialMySQL(t.Context(), cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
 }
 
 // newClusterBackend starts the servers a multi-server cell runs on: five

@@ -38,8 +38,9 @@ func TestCutBy(t *testing.T) {
 				defer cancel()
 			}
 			h, err := workload.Run(ctx, workload.Config{
-				Name: "atomic", Sale: workload.Atomic(), Servers: &workload.Servers{Redis: b}, Prefix: "cut:", Clients: 20, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
-				Ramp: tt.ramp, Timeout: tt.timeout, CommandTimeout: time.Second,
+				Name: "atomic", Sale: workload.Atomic(), Servers: &workload.Servers{Redis: b},
+				Workload: workload.Workload{Prefix: "cut:", Clients: 20, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
+					Ramp: tt.ramp, Timeout: tt.timeout, CommandTimeout: time.Second},
 			})
 			if err != nil {
 				t.Fatal(err)

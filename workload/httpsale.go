@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -268,15 +267,7 @@ func (v *httpInventory) audit(ctx context.Context) (history.Final, error) {
 		return f, fmt.Errorf("%w: GET %s answered %s without a stock and orders lockbench can read: %q", ErrTarget, pathState, resp.Status, snippet(raw))
 	}
 	f.Stock = *s.Stock
-	for user, n := range s.Orders {
-		f.Orders += n
-		if n > 1 {
-			f.DuplicateOrders += n - 1
-			u, _ := strconv.ParseInt(user, 10, 32)
-			f.DuplicateUsers = append(f.DuplicateUsers, int32(u))
-		}
-	}
-	slices.Sort(f.DuplicateUsers)
+	countOrders(&f, s.Orders)
 	return f, nil
 }
 

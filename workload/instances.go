@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/ctxtime"
 )
 
 // instances are the processes of a service under test: their pids (which
@@ -52,11 +54,11 @@ func (in *instances) crash(ctx context.Context, i int, down time.Duration, addr 
 	// gone when signal 0 finds nobody (or a zombie its parent has not
 	// reaped yet, which holds no socket).
 	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+		if err := ctxtime.Sleep(ctx, 5*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	if err := sleepCtx(ctx, down); err != nil {
+	if err := ctxtime.Sleep(ctx, down); err != nil {
 		return err
 	}
 	cmd := exec.Command("sh", "-c", in.start[i])
@@ -78,7 +80,7 @@ func (in *instances) crash(ctx context.Context, i int, down time.Duration, addr 
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+		if err := ctxtime.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -94,17 +96,6 @@ func zombie(pid int) bool {
 	}
 	b, err := readProcStat(pid)
 	return err == nil && b == 'Z'
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 var errNoStat = errors.New("workload: no process state")

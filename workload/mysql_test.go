@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
@@ -22,23 +21,6 @@ func TestMain(m *testing.M) { os.Exit(mysqltest.Main(m)) }
 
 var mysqlImpls = []string{"mysql", "mysql-for-update", "mysql-version"}
 
-// dialMySQL reaches the shared server with a database of the test's own,
-// dropped when the test ends.
-func dialMySQL(t *testing.T, srv *mysqltest.Server, db string) *workload.MySQL {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(srv.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DBName = db
-	m, err := workload.DialMySQL(t.Context(), cfg.FormatDSN())
-	if err != nil {
-		t.Fatalf("DialMySQL: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 // saleConfig is a small two-node sale with many concurrent buyers.
 func saleConfig(t *testing.T, impl string, m *workload.MySQL, clients int, stock int64) workload.Config {
 	t.Helper()
@@ -49,9 +31,9 @@ func saleConfig(t *testing.T, impl string, m *workload.MySQL, clients int, stock
 	}
 	// A SQL sale runs on MySQL alone: no Redis is given.
 	return workload.Config{
-		Name: impl, Sale: workload.SQLSale(kind), Servers: &workload.Servers{MySQL: m}, Prefix: "test:",
-		Clients: clients, Nodes: 2, Workers: 20, Pool: 16, Stock: stock, Attempts: 1,
-		Ramp: 200 * time.Millisecond, Timeout: 60 * time.Second, CommandTimeout: 5 * time.Second,
+		Name: impl, Sale: workload.SQLSale(kind), Servers: &workload.Servers{MySQL: m},
+		Workload: workload.Workload{Prefix: "test:", Clients: clients, Nodes: 2, Workers: 20, Pool: 16, Stock: stock, Attempts: 1,
+			Ramp: 200 * time.Millisecond, Timeout: 60 * time.Second, CommandTimeout: 5 * time.Second},
 	}
 }
 
@@ -105,7 +87,7 @@ func TestMySQLSale(t *testing.T) {
 		for _, c := range cases {
 			t.Run(impl+"/"+c.name, func(t *testing.T) {
 				db := "lbtest_sale"
-				m := dialMySQL(t, srv, db)
+				m := srv.Dial(t, db)
 				cfg := saleConfig(t, impl, m, c.clients, c.stock)
 				h, err := workload.Run(t.Context(), cfg)
 				if err != nil {
@@ -132,7 +114,7 @@ func TestMySQLSale(t *testing.T) {
 // stock gone.
 func TestMySQLStatementsCounted(t *testing.T) {
 	srv := mysqltest.Start(t)
-	m := dialMySQL(t, srv, "lbtest_count")
+	m := srv.Dial(t, "lbtest_count")
 	h, err := workload.Run(t.Context(), saleConfig(t, "mysql", m, 60, 40))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +127,7 @@ func TestMySQLStatementsCounted(t *testing.T) {
 func TestMySQLTablesInUse(t *testing.T) {
 	srv := mysqltest.Start(t)
 	db := "lbtest_inuse"
-	m := dialMySQL(t, srv, db)
+	m := srv.Dial(t, db)
 	c, err := sql.Open("mysql", srv.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +160,8 @@ func TestMySQLNeedsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	_, err = workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: workload.SQLSale(workload.SQLConditional), Servers: &workload.Servers{Redis: b}, Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second})
+	_, err = workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: workload.SQLSale(workload.SQLConditional), Servers: &workload.Servers{Redis: b},
+		Workload: workload.Workload{Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second}})
 	if !errors.Is(err, workload.ErrMissingServer) {
 		t.Errorf("Run without MySQL: error %v, want ErrMissingServer", err)
 	}
@@ -217,7 +200,7 @@ func TestMySQLUnderFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.fault, func(t *testing.T) {
-			m := dialMySQL(t, srv, "lbtest_faults")
+			m := srv.Dial(t, "lbtest_faults")
 			m.SetPauser(srv.Pause)
 			cfg := saleConfig(t, c.impl, m, 300, 200)
 			cfg.Ramp = time.Second

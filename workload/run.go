@@ -16,21 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Config describes one flash sale against one implementation. The zero
-// values of the optional fields are documented on each; Defaults fills the
-// rest as seed 003 ran it.
-type Config struct {
-	// Name is the implementation's name, for the history and the keys.
-	Name string
-	// Sale is the implementation's sale protocol.
-	Sale Sale
-	// Servers are the servers the sale runs on; it uses those its Needs
-	// name.
-	Servers *Servers
-	// Prefix is put before every key; the run adds the impl's name to it.
-	Prefix string
-	// Force deletes keys already under the prefix instead of refusing.
-	Force bool
+// Workload is the shape of a sale: buyers, nodes, stock, arrivals, the
+// lease and the bounds on it (harness.Workload is this type).
+type Workload struct {
 	// Clients is the number of buyers (seed 003: 20,000).
 	Clients int
 	// Nodes is the number of service instances (seed 003: two).
@@ -38,13 +26,14 @@ type Config struct {
 	// Workers bounds each node's request pool (Tomcat's default is 200);
 	// zero gives every buyer its own goroutine.
 	Workers int
-	// Pool is each node's Redis connection pool size.
+	// Pool is each node's connection pool size.
 	Pool int
 	// Stock is the initial inventory (seed 003: 5,000).
 	Stock int64
 	// Attempts is how many purchases a buyer tries before giving up.
 	Attempts int
-	// Ramp spreads the buyers' arrivals evenly over this window.
+	// Ramp spreads the buyers' arrivals evenly over this window; zero is
+	// a burst.
 	Ramp time.Duration
 	// TTL is the lock lease; zero uses the implementation's seed default.
 	TTL time.Duration
@@ -56,10 +45,28 @@ type Config struct {
 	Reentry int
 	// Timeout bounds the whole sale; a run cut by it is a liveness failure.
 	Timeout time.Duration
-	// CommandTimeout bounds each Redis command (read and write deadline);
-	// a command that runs out has an unknown outcome. Zero means 3 s,
-	// go-redis's default.
+	// CommandTimeout bounds each command to a server (read and write
+	// deadline); a command that runs out has an unknown outcome. Zero
+	// means 3 s, go-redis's default.
 	CommandTimeout time.Duration
+	// Prefix is put before every key; the run adds the impl's name to it.
+	Prefix string
+	// Force deletes keys (or tables) a previous run left instead of
+	// refusing to run.
+	Force bool
+}
+
+// Config describes one flash sale against one implementation.
+type Config struct {
+	// Name is the implementation's name, for the history and the keys.
+	Name string
+	// Sale is the implementation's sale protocol.
+	Sale Sale
+	// Servers are the servers the sale runs on; it uses those its Needs
+	// name.
+	Servers *Servers
+	// Workload is the sale's shape.
+	Workload
 	// Injector, if set, injects faults.
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.

@@ -181,11 +181,20 @@ func audit(ctx context.Context, c *redis.Client, k *keys) (history.Final, error)
 	if err != nil {
 		return f, err
 	}
+	orders := make(map[string]int64, len(all))
 	for user, v := range all {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		if orders[user], err = strconv.ParseInt(v, 10, 64); err != nil {
 			return f, err
 		}
+	}
+	countOrders(&f, orders)
+	return f, nil
+}
+
+// countOrders adds to f the orders of each user, as a store lists them
+// (user id → orders): the total, and the users with more than one.
+func countOrders(f *history.Final, orders map[string]int64) {
+	for user, n := range orders {
 		f.Orders += n
 		if n > 1 {
 			f.DuplicateOrders += n - 1
@@ -194,7 +203,6 @@ func audit(ctx context.Context, c *redis.Client, k *keys) (history.Final, error)
 		}
 	}
 	slices.Sort(f.DuplicateUsers)
-	return f, nil
 }
 
 // inventory is where a run keeps its stock and orders: Redis keys under

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,21 +58,8 @@ func start(t *testing.T, n int, addr string, env ...string) (string, string) {
 		}
 		cmd := exec.Command("node", "server.js")
 		cmd.Env = append(os.Environ(), append(env, fmt.Sprintf("PORT=%d", port), "REDIS_URL=redis://"+addr)...)
-		p, err := testproc.Start(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Kill)
 		hostport := fmt.Sprintf("127.0.0.1:%d", port)
-		if err := p.Wait("service-node", hostport, 30*time.Second, 50*time.Millisecond, func() error {
-			c, err := net.DialTimeout("tcp", hostport, time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		p := testproc.Listen(t, "service-node", hostport, cmd, 30*time.Second)
 		urls = append(urls, "http://"+hostport)
 		pids = append(pids, fmt.Sprint(p.Pid()))
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -41,20 +40,7 @@ func instances(t *testing.T, n int, addr string, args ...string) (string, string
 		hostport := fmt.Sprintf("127.0.0.1:%d", port)
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), "SHOP_MAIN=1", "SHOP_ARGS="+strings.Join(append([]string{"--listen=" + hostport, "--redis=" + addr}, args...), " "))
-		p, err := testproc.Start(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Kill)
-		if err := p.Wait("shop", hostport, 20*time.Second, 20*time.Millisecond, func() error {
-			c, err := net.DialTimeout("tcp", hostport, time.Second)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		p := testproc.Listen(t, "shop", hostport, cmd, 20*time.Second)
 		urls = append(urls, "http://"+hostport)
 		pids = append(pids, fmt.Sprint(p.Pid()))
 	}

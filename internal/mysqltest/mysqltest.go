@@ -11,6 +11,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/lockbench/lockbench/workload"
 	"os"
 	"os/exec"
 	"os/user"
@@ -197,4 +198,21 @@ func (s *Server) Pause(_ context.Context, d time.Duration) error {
 		s.proc.Signal(syscall.SIGCONT)
 	}()
 	return nil
+}
+
+// Dial reaches s as lockbench does, its tables in database db (created
+// now, dropped when the test ends).
+func (s *Server) Dial(t testing.TB, db string) *workload.MySQL {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = db
+	m, err := workload.DialMySQL(t.Context(), cfg.FormatDSN())
+	if err != nil {
+		t.Fatalf("DialMySQL: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }

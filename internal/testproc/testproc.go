@@ -9,9 +9,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -108,4 +110,26 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Listen starts cmd, a server that is to accept connections on hostport,
+// waits until it does (or fails the test after timeout) and kills it when
+// the test ends.
+func Listen(t testing.TB, name, hostport string, cmd *exec.Cmd, timeout time.Duration) *Proc {
+	t.Helper()
+	p, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	if err := p.Wait(name, hostport, timeout, 20*time.Millisecond, func() error {
+		c, err := net.DialTimeout("tcp", hostport, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
