@@ -54,15 +54,28 @@ func usageErr(format string, args ...any) error {
 // the message reads "--faults: unknown fault", not "--faults: faults:
 // unknown fault".
 func flagErr(flag string, err error) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf("--%s: %s", flag, plain(err))}
+}
+
+// plain is err's message without the package prefix it starts with: the
+// user reads "server unreachable", not "workload: server unreachable".
+// The error itself, for errors.Is, is kept by the callers.
+func plain(err error) string {
 	msg := err.Error()
 	for _, pkg := range []string{"faults", "workload", "locks", "reports", "history", "checker", "harness", "matrix"} {
 		if m, ok := strings.CutPrefix(msg, pkg+": "); ok {
-			msg = m
-			break
+			return m
 		}
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("--%s: %s", flag, msg)}
+	return msg
 }
+
+// plainErr wraps err so that its message reads as plain says, while
+// errors.Is still finds what it wraps.
+type plainErr struct{ error }
+
+func (e plainErr) Error() string { return plain(e.error) }
+func (e plainErr) Unwrap() error { return e.error }
 
 // infraErr is the exit error of a server that could not be started,
 // reached or prepared: 3, or 130 when ctx, the run's Ctrl-C context, ended
@@ -71,6 +84,7 @@ func infraErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted before the sale began; every server lockbench started was stopped")}
 	}
+	err = plainErr{err}
 	if hint := authHint(err); hint != "" {
 		err = fmt.Errorf("%w%s", err, hint)
 	}
