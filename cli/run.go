@@ -53,6 +53,7 @@ type runOpts struct {
 	targetPids     []int            // --target-pid
 	targetLockKey  string           // --target-lock-key
 	targetStart    []string         // --target-start
+	targetCtrs     []string         // --target-container
 	prefix         string
 	force          bool
 	seed           uint64
@@ -136,6 +137,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
 	fs.IntSliceVar(&o.targetPids, "target-pid", nil, "with --target: the process ids of the instances, in --target's order, for the pause-instance fault (SIGSTOP, SIGCONT)")
+	fs.StringSliceVar(&o.targetCtrs, "target-container", nil, "with --target: the Docker containers the instances run in, in --target's order, for the pause-instance fault (docker pause, docker unpause)")
 	fs.StringArrayVar(&o.targetStart, "target-start", nil, "with --target and --target-pid: the shell command that starts an instance, once per instance in --target's order, for the crash-instance fault")
 	fs.StringVar(&o.targetLockKey, "target-lock-key", "", "with --target and --redis (the service's Redis): the key of the service's lock, for the delete-lock fault")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
@@ -397,6 +399,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		TargetPids:     o.targetPids,
 		TargetLockKey:  o.targetLockKey,
 		TargetStart:    o.targetStart,
+		Containers:     o.targetCtrs,
 	}
 }
 
@@ -418,6 +421,12 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 		if pid <= 1 {
 			return usageErr("--target-pid: %d is not an instance's process id", pid)
 		}
+	}
+	if len(o.targetCtrs) > 0 && len(o.targetCtrs) != len(t) {
+		return usageErr("--target-container gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetCtrs), "container"), words.Count(len(t), "instance"))
+	}
+	if len(o.targetCtrs) > 0 && len(o.targetPids) > 0 {
+		return usageErr("--target-container and --target-pid: give one or the other, the instances run in containers or as processes")
 	}
 	if len(o.targetStart) > 0 && len(o.targetStart) != len(o.targetPids) {
 		return usageErr("--target-start gives %s for %s: give one per instance, with --target-pid", words.Count(len(o.targetStart), "command"), words.Count(len(o.targetPids), "pid"))
@@ -607,9 +616,9 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 
 // notReproduced are the flags no reproduce line carries: the seed comes
 // last on its own, secrets are never printed (the DSN is written by
-// dsnArg), outputs belong to the run that wrote them, and process ids
-// name other processes once those have gone.
-var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid"}
+// dsnArg), outputs belong to the run that wrote them, and process and
+// container ids name others once those have gone.
+var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid", "target-container"}
 
 // commandLine is the one builder of reproduce lines, the run's, the
 // matrix's and each cell's: lockbench, then set (flags the line must carry

@@ -168,12 +168,12 @@ var (
 	// process, for a while: SIGSTOP, then SIGCONT.
 	PauseInstance Fault = &fault{
 		name:    "pause-instance",
-		summary: "one instance of a service under test stops (SIGSTOP of its pid, --target-pid), as a stop-the-world pause would, then runs on (SIGCONT)",
+		summary: "one instance of a service under test stops, as a stop-the-world pause would, then runs on: SIGSTOP and SIGCONT of its pid (--target-pid), or docker pause and unpause of its container (--target-container)",
 		params: []Param{pFor("pause length"), pOnce, pAfter, pEvery,
 			{Name: "node", Doc: "the instance to pause", Default: "0", kind: nodeKind, def: fixed("0")}},
 		needs: func(t workload.Target) error {
 			if !t.Instances {
-				return fmt.Errorf("%w: pause-instance stops a service's instance by its pid: give --target-pid", ErrUnavailable)
+				return fmt.Errorf("%w: pause-instance stops a service's instance by its pid or its container: give --target-pid or --target-container", ErrUnavailable)
 			}
 			return nil
 		},

@@ -67,6 +67,9 @@ type ServerOptions struct {
 	// TargetStart are the commands that start the instances again
 	// (crash-instance).
 	TargetStart []string
+	// Containers are the Docker containers the instances run in
+	// (pause-instance).
+	Containers []string
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
@@ -159,6 +162,7 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 	}
 	if needs.Has(workload.NeedsTarget) {
 		s.Targets, s.TargetPids, s.TargetLockKey, s.TargetStart = o.Targets, o.TargetPids, o.TargetLockKey, o.TargetStart
+		s.TargetContainers = o.Containers
 	}
 	if needs.Has(workload.NeedsMySQL) {
 		dsn, label := o.MySQLDSN, ""

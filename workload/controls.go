@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
@@ -116,25 +115,12 @@ func (c *Controls) RestartServer(ctx context.Context) error {
 }
 
 // PauseInstance stops instance i of a service under test for d, as a
-// stop-the-world pause would (SIGSTOP, then SIGCONT), and returns when it
-// runs again or ctx ends (it is resumed then too). It fails with
-// ErrUnsupported when the instance's pid is not known.
+// stop-the-world pause would, and returns when it runs again or ctx ends
+// (it is resumed then too): SIGSTOP and SIGCONT of its process, or docker
+// pause and unpause of its container. It fails with ErrUnsupported when
+// neither is known.
 func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration) error {
-	pid, err := c.r.instances.pid(i)
-	if err != nil {
-		return err
-	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pid, err)
-	}
-	defer syscall.Kill(pid, syscall.SIGCONT)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return nil
+	return c.r.instances.pause(ctx, i, d)
 }
 
 // CrashInstance kills instance i of a service under test (SIGKILL: its

@@ -16,15 +16,46 @@ import (
 )
 
 // instances are the processes of a service under test: their pids (which
-// a restart changes) and the commands that start them again.
+// a restart changes) and the commands that start them again, or their
+// containers.
 type instances struct {
-	mu    sync.Mutex
-	pids  []int
-	start []string
+	mu         sync.Mutex
+	pids       []int
+	start      []string
+	containers []string
 }
 
 func newInstances(s *Servers) *instances {
-	return &instances{pids: append([]int(nil), s.TargetPids...), start: s.TargetStart}
+	return &instances{pids: append([]int(nil), s.TargetPids...), start: s.TargetStart, containers: s.TargetContainers}
+}
+
+// pause stops instance i for d (or until ctx ends): its process, or its
+// container.
+func (in *instances) pause(ctx context.Context, i int, d time.Duration) error {
+	if i >= 0 && i < len(in.containers) {
+		return pauseContainer(ctx, in.containers[i], d)
+	}
+	pid, err := in.pid(i)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pid, err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	ctxtime.Sleep(ctx, d)
+	return nil
+}
+
+// pauseContainer freezes a container with the docker command (the cgroup
+// freezer: every process in it stops) for d, then thaws it.
+func pauseContainer(ctx context.Context, id string, d time.Duration) error {
+	if out, err := exec.CommandContext(ctx, "docker", "pause", id).CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: docker pause %s: %v: %s", ErrUnsupported, id, err, bytes.TrimSpace(out))
+	}
+	ctxtime.Sleep(ctx, d)
+	// Thawed even when the run ends meanwhile: never leave it frozen.
+	return exec.Command("docker", "unpause", id).Run()
 }
 
 // pid is instance i's process id now.

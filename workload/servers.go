@@ -47,6 +47,10 @@ type Servers struct {
 	// TargetPids are the process ids of the instances, in Targets' order:
 	// with them pause-instance can stop one (SIGSTOP, SIGCONT).
 	TargetPids []int
+	// TargetContainers are the Docker containers of the instances, in
+	// Targets' order, when they run in containers: pause-instance pauses
+	// one (docker pause, docker unpause).
+	TargetContainers []string
 	// TargetLockKey names the service's lock key in its Redis: with it,
 	// delete-lock can make the lock vanish.
 	TargetLockKey string
@@ -91,7 +95,7 @@ type Target struct {
 	// false for a service under test.
 	InProcess bool
 	// Instances is true when the service's instances can be paused
-	// (their pids are known).
+	// (their pids or their containers are known).
 	Instances bool
 	// Restarts is true when they can be killed and started again (their
 	// start commands are known too).
@@ -108,8 +112,8 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 		if len(s.Targets) == 0 {
 			return Target{}, ErrMissingServer
 		}
-		t := Target{Store: Server(s.Targets), Instances: len(s.TargetPids) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
-		t.Restarts = t.Instances && len(s.TargetStart) == len(s.TargetPids)
+		t := Target{Store: Server(s.Targets), Instances: len(s.TargetPids) > 0 || len(s.TargetContainers) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
+		t.Restarts = len(s.TargetPids) > 0 && len(s.TargetStart) == len(s.TargetPids)
 		if s.Redis != nil {
 			t.Store = s.Redis // the service's own: server-pause pauses it
 		}

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/cli"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/testproc"
@@ -99,4 +103,71 @@ func TestShop(t *testing.T) {
 		}
 		t.Logf("oversold %d units after %d pauses", r.Oversold, len(r.Faults))
 	})
+}
+
+// TestShopInContainers runs the two shops in Docker containers (host
+// network, loopback) and pauses one with docker pause: the frozen
+// container answers nothing meanwhile, and with lua's 30 s lease the sale
+// stays correct.
+func TestShopInContainers(t *testing.T) {
+	image := dockertest.RedisImage(t) // any image will do: the shop is a static binary
+	bin := filepath.Join(t.TempDir(), "shop")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	redisAddr := redistest.Start(t)
+	var urls, ids []string
+	for range 2 {
+		port, err := loopback.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hostport := fmt.Sprintf("127.0.0.1:%d", port)
+		out, err := exec.Command("docker", "run", "-d", "--rm", "--network=host", "-v", bin+":/shop:ro", "--entrypoint=/shop", image, "--listen="+hostport, "--redis="+redisAddr, "--lock=lua").CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker run: %v\n%s", err, out)
+		}
+		id := strings.TrimSpace(string(out))
+		t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
+		waitListening(t, hostport)
+		urls, ids = append(urls, "http://"+hostport), append(ids, id)
+	}
+	dir := t.TempDir()
+	code, out, errOut := lockbench(t, "--target="+strings.Join(urls, ","), "--target-container="+strings.Join(ids, ","),
+		"--faults=pause-instance:for=600ms:after=200ms", "--clients=1000", "--stock=300", "--ramp=1s", "--workers=20", "--seed=1", "--out="+dir)
+	if code != 0 {
+		t.Fatalf("pause-instance in docker: exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "service.history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Faults) != 1 || h.Faults[0].Name != "pause-instance" {
+		t.Fatalf("faults %+v, want one pause-instance", h.Faults)
+	}
+	f, slack := h.Faults[0], int64(50*time.Millisecond)
+	for _, op := range h.Ops {
+		if op.Node == 0 && op.End > f.Start+slack && op.End < f.End-slack {
+			t.Fatalf("buyer %d was answered at %v by a frozen container (frozen from %v to %v)", op.Client, time.Duration(op.End), time.Duration(f.Start), time.Duration(f.End))
+		}
+	}
+}
+
+// waitListening waits until something accepts connections at hostport.
+func waitListening(t *testing.T, hostport string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", hostport, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s: %v", hostport, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
