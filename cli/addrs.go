@@ -58,3 +58,19 @@ func authHint(err error) string {
 	}
 	return ""
 }
+
+// checkLoopback refuses addresses lockbench is to listen on that are not
+// host:port on this machine's loopback.
+func checkLoopback(flag string, addrs []string) error {
+	for _, a := range addrs {
+		if err := checkHostPort(a); err != nil {
+			return usageErr("--%s: %q is not host:port (%v)", flag, a, err)
+		}
+		switch host, _, _ := net.SplitHostPort(a); host {
+		case "127.0.0.1", "::1", "localhost":
+		default:
+			return usageErr("--%s: %q is not on this machine's loopback (127.0.0.1, ::1)", flag, a)
+		}
+	}
+	return nil
+}

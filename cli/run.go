@@ -54,6 +54,7 @@ type runOpts struct {
 	targetLockKey  string           // --target-lock-key
 	targetStart    []string         // --target-start
 	targetCtrs     []string         // --target-container
+	targetVia      []string         // --target-redis-via
 	prefix         string
 	force          bool
 	seed           uint64
@@ -138,6 +139,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
 	fs.IntSliceVar(&o.targetPids, "target-pid", nil, "with --target: the process ids of the instances, in --target's order, for the pause-instance fault (SIGSTOP, SIGCONT)")
 	fs.StringSliceVar(&o.targetCtrs, "target-container", nil, "with --target: the Docker containers the instances run in, in --target's order, for the pause-instance fault (docker pause, docker unpause)")
+	fs.StringSliceVar(&o.targetVia, "target-redis-via", nil, "with --target and --redis (the service's Redis): the loopback addresses the instances dial for their Redis, in --target's order; lockbench relays each to --redis through its fault proxy for the run, for the latency and cut-link faults")
 	fs.StringArrayVar(&o.targetStart, "target-start", nil, "with --target and --target-pid: the shell command that starts an instance, once per instance in --target's order, for the crash-instance fault")
 	fs.StringVar(&o.targetLockKey, "target-lock-key", "", "with --target and --redis (the service's Redis): the key of the service's lock, for the delete-lock fault")
 	fs.StringVar(&o.prefix, "prefix", "lockbench:", "key prefix on a real Redis; its keys are removed after the run")
@@ -400,6 +402,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		TargetLockKey:  o.targetLockKey,
 		TargetStart:    o.targetStart,
 		Containers:     o.targetCtrs,
+		Via:            o.targetVia,
 	}
 }
 
@@ -424,6 +427,12 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	}
 	if len(o.targetCtrs) > 0 && len(o.targetCtrs) != len(t) {
 		return usageErr("--target-container gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetCtrs), "container"), words.Count(len(t), "instance"))
+	}
+	if len(o.targetVia) > 0 && (len(o.targetVia) != len(t) || o.redis == "") {
+		return usageErr("--target-redis-via gives the address each instance dials for its Redis: one per instance, in --target's order, with --redis the Redis itself")
+	}
+	if err := checkLoopback("target-redis-via", o.targetVia); err != nil {
+		return err
 	}
 	if len(o.targetCtrs) > 0 && len(o.targetPids) > 0 {
 		return usageErr("--target-container and --target-pid: give one or the other, the instances run in containers or as processes")

@@ -111,12 +111,14 @@ func TestAvailability(t *testing.T) {
 	}{
 		{"embedded", workload.Target{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance}},
 		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance}},
-		{"a store the proxy cannot reach", workload.Target{Store: b, InProcess: true}, []Fault{Latency, Partition, PauseInstance, CrashInstance, DeleteLock}},
-		{"a service under test", workload.Target{Store: workload.Targets{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, PauseInstance, CrashInstance, DeleteLock}},
+		{"a store the proxy cannot reach", workload.Target{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock}},
+		{"a service under test", workload.Target{Store: workload.Targets{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock}},
 		{"a service with its pids, its lock key and its Redis", workload.Target{Store: b, Instances: true, LockKey: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CrashInstance}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance}},
 		{"a service that can be restarted", workload.Target{Store: workload.Targets{}, Instances: true, Restarts: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, DeleteLock}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock}},
+		{"a service whose Redis links are relayed", workload.Target{Store: b, Routed: true},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock}},
 	}
 	for _, tt := range tests {
 		for _, f := range All {

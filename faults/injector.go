@@ -109,6 +109,16 @@ func (in *Injector) Route(node int, addr string) (string, error) {
 	return in.proxies.start(node, addr)
 }
 
+// Relay implements workload.Relay: a proxy listening at listen for node's
+// instance of a service under test, to upstream (its Redis), for the
+// whole run; the faults that act on node's link act on it.
+func (in *Injector) Relay(node int, listen, upstream string) error {
+	if in.proxies == nil {
+		in.proxies = newProxies()
+	}
+	return in.proxies.startAt(node, listen, upstream)
+}
+
 // Close stops the proxies, if any.
 func (in *Injector) Close() error {
 	if in.proxies != nil {

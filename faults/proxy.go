@@ -54,14 +54,25 @@ func (px *proxies) wants(node int) bool {
 // start runs a proxy from node to upstream on a free loopback port and
 // returns its address.
 func (px *proxies) start(node int, upstream string) (string, error) {
+	if err := px.startAt(node, "127.0.0.1:0", upstream); err != nil {
+		return "", err
+	}
 	px.mu.Lock()
 	defer px.mu.Unlock()
-	p := toxiproxy.NewProxy(px.server, fmt.Sprintf("node%d-%d", node, len(px.byNode[node])), "127.0.0.1:0", upstream)
+	ps := px.byNode[node]
+	return ps[len(ps)-1].Listen, nil
+}
+
+// startAt runs a proxy from node to upstream listening at listen.
+func (px *proxies) startAt(node int, listen, upstream string) error {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	p := toxiproxy.NewProxy(px.server, fmt.Sprintf("node%d-%d", node, len(px.byNode[node])), listen, upstream)
 	if err := p.Start(); err != nil {
-		return "", fmt.Errorf("faults: proxy for node %d: %w", node, err)
+		return fmt.Errorf("faults: proxy for node %d at %s: %w", node, listen, err)
 	}
 	px.byNode[node] = append(px.byNode[node], p)
-	return p.Listen, nil
+	return nil
 }
 
 func (px *proxies) proxy(node int) ([]*toxiproxy.Proxy, error) {

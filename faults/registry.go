@@ -39,7 +39,7 @@ func (f *fault) Available(t workload.Target) error {
 func routed(name string) func(workload.Target) error {
 	return func(t workload.Target) error {
 		if !t.Routed {
-			return fmt.Errorf("%w: %s acts on the link to a Redis or ZooKeeper through lockbench's fault proxy, and the nodes reach %s directly", ErrUnavailable, name, t)
+			return fmt.Errorf("%w: %s acts on the link to a Redis or ZooKeeper through lockbench's fault proxy, and %s is reached directly (for a service under test, give --target-redis-via)", ErrUnavailable, name, t)
 		}
 		return nil
 	}
@@ -195,6 +195,15 @@ var (
 		},
 		build: crashInstance,
 	}
+	// CutLink cuts one node's links to its servers on a schedule.
+	CutLink Fault = &fault{
+		name:    "cut-link",
+		summary: "the link between one node and its servers is cut both ways for a while, on a schedule, whoever holds the lock (toxiproxy in process): what is sent meanwhile is held and delivered late; for a service under test, the link between an instance and its Redis (--target-redis-via)",
+		params: []Param{pFor("cut length"), pOnce, pAfter, pEvery,
+			{Name: "node", Doc: "the node (instance) whose link is cut", Default: "0", kind: nodeKind, def: fixed("0")}},
+		needs: routed("cut-link"),
+		build: cutLink,
+	}
 	// DeleteLock makes the lock's key vanish on a schedule, whoever holds
 	// it, as an eviction or a flush would.
 	DeleteLock Fault = &fault{
@@ -227,18 +236,19 @@ var (
 	// Partition cuts one node off the server while one of its clients
 	// holds the lock: what it sends is dropped until the cut heals.
 	Partition Fault = &fault{
-		name:    "partition",
-		summary: "cut between a holder's node and the server (toxiproxy in process): its commands are lost, outcomes unknown",
-		params:  []Param{pFor("cut length"), pOnce, pAfter, pEvery, pNode},
-		needs:   routed("partition"),
-		build:   newPartition,
+		name:      "partition",
+		summary:   "cut between a holder's node and the server (toxiproxy in process): its commands are lost, outcomes unknown",
+		params:    []Param{pFor("cut length"), pOnce, pAfter, pEvery, pNode},
+		needs:     routed("partition"),
+		inProcess: true, // it strikes when a holder of the node is inside
+		build:     newPartition,
 	}
 )
 
 var pEveryCrash = Param{Name: "every", Doc: "least time between two injections", Default: "2×lease", kind: durationKind, def: leases(2)}
 
 // All lists every fault, in the catalog's order.
-var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, PauseInstance, CrashInstance, DeleteLock}
+var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock}
 
 // holderFire is what a holder fault does when it fires at a probe.
 type holderFire func(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error

@@ -162,6 +162,40 @@ func latency(v values, _ uint64) (plan, error) {
 	return p, nil
 }
 
+// cutLink cuts one node's links, both ways, for a while on a schedule:
+// what is sent meanwhile is held, and delivered when the cut heals.
+type cutLinkPlan struct {
+	*timedPlan
+	node    int
+	proxies *proxies
+}
+
+func cutLink(v values, seed uint64) (plan, error) {
+	node, err := v.node("node")
+	if err != nil {
+		return nil, err
+	}
+	p := &cutLinkPlan{node: max(node, 0)}
+	build := scheduled("cut-link", true, func(ctx context.Context, c *workload.Controls, node int, v values) {
+		if p.proxies.cut(node) != nil {
+			return
+		}
+		defer p.proxies.mend(node)
+		sleep(ctx, v.duration("for"))
+	})
+	tp, err := build(v, seed)
+	if err != nil {
+		return nil, err
+	}
+	p.timedPlan = tp.(*timedPlan)
+	return p, nil
+}
+
+func (p *cutLinkPlan) attach(px *proxies) {
+	p.proxies = px
+	px.want(p.node)
+}
+
 // proxied is a plan that needs proxies in front of some nodes.
 type proxied interface {
 	attach(*proxies)

@@ -117,7 +117,7 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 	}
 	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress}
 	cfg.TTL = Lease(w, plan.Faults)
-	if len(plan.Faults) > 0 {
+	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
 		if err := Available(servers, im, plan.Faults); err != nil {
 			return nil, nil, err
 		}

@@ -70,6 +70,9 @@ type ServerOptions struct {
 	// Containers are the Docker containers the instances run in
 	// (pause-instance).
 	Containers []string
+	// Via are the addresses the instances dial for their Redis, which
+	// lockbench relays through its fault proxy (latency, cut-link).
+	Via []string
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
@@ -162,7 +165,7 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 	}
 	if needs.Has(workload.NeedsTarget) {
 		s.Targets, s.TargetPids, s.TargetLockKey, s.TargetStart = o.Targets, o.TargetPids, o.TargetLockKey, o.TargetStart
-		s.TargetContainers = o.Containers
+		s.TargetContainers, s.TargetVia = o.Containers, o.Via
 	}
 	if needs.Has(workload.NeedsMySQL) {
 		dsn, label := o.MySQLDSN, ""

@@ -113,9 +113,20 @@ func (httpSale) Needs() Needs               { return NeedsTarget }
 func (httpSale) describe(h *history.Header) { h.Lockless = true }
 func (httpSale) scripts() []*redis.Script   { return nil }
 
+// inventory starts the relays of the instances' Redis links first: the
+// reset already goes through them.
 func (httpSale) inventory(r *run) (inventory, error) {
 	if len(r.cfg.Servers.Targets) == 0 {
 		return nil, ErrMissingServer
+	}
+	for i, via := range r.cfg.Servers.TargetVia {
+		relay, ok := r.cfg.Injector.(Relay)
+		if !ok || r.cfg.Servers.Redis == nil {
+			return nil, fmt.Errorf("%w: relaying %s to the service's Redis needs the fault injector and the Redis", ErrUnsupported, via)
+		}
+		if err := relay.Relay(i, via, r.cfg.Servers.Redis.Options().Addr); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		}
 	}
 	return &httpInventory{t: r.cfg.Servers.Targets, c: &http.Client{Timeout: 10 * time.Second}}, nil
 }
@@ -125,6 +136,7 @@ func (httpSale) inventory(r *run) (inventory, error) {
 func (httpSale) startNode(_ context.Context, r *run, n *node) error {
 	t := r.cfg.Servers.Targets
 	n.target = t[n.id%len(t)]
+
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = r.cfg.Pool, r.cfg.Pool
 	n.http = &http.Client{Transport: tr}

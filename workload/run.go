@@ -103,6 +103,13 @@ type Router interface {
 	Route(node int, addr string) (string, error)
 }
 
+// Relay is an Injector that runs, for the whole run, a proxy listening at
+// an address a service under test was told to dial for its Redis, so that
+// its faults can act on that instance's link.
+type Relay interface {
+	Relay(node int, listen, upstream string) error
+}
+
 // Site is where a client is when a probe fires.
 type Site struct {
 	Node   int

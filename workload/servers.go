@@ -54,6 +54,10 @@ type Servers struct {
 	// TargetLockKey names the service's lock key in its Redis: with it,
 	// delete-lock can make the lock vanish.
 	TargetLockKey string
+	// TargetVia are the addresses the instances dial for their Redis, in
+	// Targets' order: lockbench relays each to Redis through its fault
+	// proxy for the whole run, so that latency and cut-link reach the link.
+	TargetVia []string
 	// TargetStart are the shell commands that start each instance again,
 	// in Targets' order: with them (and the pids) crash-instance can kill
 	// one and restart it.
@@ -114,6 +118,7 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 		}
 		t := Target{Store: Server(s.Targets), Instances: len(s.TargetPids) > 0 || len(s.TargetContainers) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
 		t.Restarts = len(s.TargetPids) > 0 && len(s.TargetStart) == len(s.TargetPids)
+		t.Routed = len(s.TargetVia) > 0 && s.Redis != nil
 		if s.Redis != nil {
 			t.Store = s.Redis // the service's own: server-pause pauses it
 		}

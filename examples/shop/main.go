@@ -32,7 +32,7 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8081", "address to serve the protocol on (loopback)")
-	addr := flag.String("redis", "127.0.0.1:6379", "the Redis that holds the stock, the orders and the lock")
+	addr := flag.String("redis", "127.0.0.1:6379", "the Redis that holds the stock, the orders and the lock (or lockbench's relay to it), dialled when a request needs it")
 	lockName := flag.String("lock", "lua", "the lock that guards each purchase: none, or one of lockbench's implementations that live in one Redis ("+strings.Join(redisLocks(), ", ")+")")
 	ttl := flag.Duration("ttl", 0, "the lock's lease (default: the implementation's own)")
 	hold := flag.Duration("hold", 0, "business time between reading the stock and writing it")
@@ -60,9 +60,9 @@ func run(listen, addr, lockName, prefix string, ttl, hold time.Duration) error {
 	defer c.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := c.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", addr, err)
-	}
+	// No ping: the Redis is dialled when a request needs it, so that the
+	// shop can start before a relay in front of its Redis does
+	// (lockbench --target-redis-via).
 	s := &shop{c: c, prefix: prefix, hold: hold}
 	if lockName != "none" {
 		im, ok := locks.Lookup(lockName)

@@ -171,3 +171,49 @@ func waitListening(t *testing.T, hostport string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestShopLink relays each shop's Redis link through lockbench's fault
+// proxy (--target-redis-via): without a fault the sale passes through the
+// relay; with the link of instance 0 cut for half a second, that instance
+// sells nothing meanwhile.
+func TestShopLink(t *testing.T) {
+	redisAddr := redistest.Start(t)
+	var via []string
+	for range 2 {
+		port, err := loopback.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		via = append(via, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	// Each shop dials its relay for its Redis; lockbench relays it.
+	var urls []string
+	for i := range 2 {
+		u, _ := instances(t, 1, via[i], "--lock=lua", "--ttl=1s")
+		urls = append(urls, u)
+	}
+	common := []string{"--target=" + strings.Join(urls, ","), "--redis=" + redisAddr, "--target-redis-via=" + strings.Join(via, ","),
+		"--clients=1000", "--stock=300", "--ramp=1s", "--workers=20", "--seed=1"}
+	if code, out, errOut := lockbench(t, common...); code != 0 {
+		t.Fatalf("through the relay, no fault: exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	code, out, errOut := lockbench(t, append(common, "--faults=cut-link:node=0:for=500ms:after=200ms", "--out="+dir)...)
+	if code != 0 && code != 1 {
+		t.Fatalf("cut-link: exit %d\n%s%s", code, out, errOut)
+	}
+	h, err := history.ReadFile(filepath.Join(dir, "service.history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Faults) != 1 || h.Faults[0].Name != "cut-link" || h.Faults[0].Node != 0 {
+		t.Fatalf("faults %+v, want one cut-link of node 0", h.Faults)
+	}
+	f, slack := h.Faults[0], int64(50*time.Millisecond)
+	for _, op := range h.Ops {
+		if op.Node == 0 && op.Outcome == history.Sold && op.End > f.Start+slack && op.End < f.End-slack {
+			t.Fatalf("buyer %d of the cut instance was sold a unit at %v (cut from %v to %v)", op.Client, time.Duration(op.End), time.Duration(f.Start), time.Duration(f.End))
+		}
+	}
+	t.Logf("with the cut: exit %d", code)
+}
