@@ -103,15 +103,26 @@ func (n *naiveLocker) Close() error {
 // semaphore so that each release message lets one waiter of the node retry,
 // never all of them. A waiter sleeps at most the holder's remaining lease.
 type watchdogLocker struct {
-	env     Env
-	ttl     time.Duration
+	renewer
 	channel string
 	wake    chan struct{} // the semaphore: one permit at most
 	ps      *redis.PubSub
 	waiting atomic.Int32 // the node's clients waiting for the lock
+}
+
+// renewer is Redisson's watchdog, shared by its hash locks (watchdog,
+// spin): while an owner holds the lock through this node, its lease is
+// renewed every third of it.
+type renewer struct {
+	env Env
+	ttl time.Duration
 
 	mu       sync.Mutex
 	renewals map[string]*renewal // owner → its watchdog (Redisson's EXPIRATION_RENEWAL_MAP)
+}
+
+func newRenewer(env Env) renewer {
+	return renewer{env: env, ttl: ttlOr(&env, seedLease), renewals: make(map[string]*renewal)}
 }
 
 type renewal struct {
@@ -121,11 +132,9 @@ type renewal struct {
 
 func newWatchdog(ctx context.Context, env Env) (Locker, error) {
 	w := &watchdogLocker{
-		env:      env,
-		ttl:      ttlOr(&env, seedLease),
-		channel:  env.Key + ":channel",
-		wake:     make(chan struct{}, 1),
-		renewals: make(map[string]*renewal),
+		renewer: newRenewer(env),
+		channel: env.Key + ":channel",
+		wake:    make(chan struct{}, 1),
 	}
 	w.ps = env.Redis.Subscribe(ctx, w.channel)
 	if _, err := w.ps.Receive(ctx); err != nil {
@@ -157,7 +166,7 @@ func (w *watchdogLocker) listen() {
 
 // tryAcquire returns 0 when owner now holds the lock, else the holder's
 // remaining lease.
-func (w *watchdogLocker) tryAcquire(ctx context.Context, owner string) (time.Duration, error) {
+func (w *renewer) tryAcquire(ctx context.Context, owner string) (time.Duration, error) {
 	pttl, err := watchdogLock.Run(ctx, w.env.Redis, []string{w.env.Key}, w.ttl.Milliseconds(), owner).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
@@ -207,7 +216,7 @@ func (w *watchdogLocker) Acquire(ctx context.Context, owner string) (Lease, erro
 
 // holds reports whether owner holds the lock through this node, as far as
 // the node knows (its watchdog runs).
-func (w *watchdogLocker) holds(owner string) bool {
+func (w *renewer) holds(owner string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, ok := w.renewals[owner]
@@ -217,7 +226,7 @@ func (w *watchdogLocker) holds(owner string) bool {
 // startRenewal starts owner's watchdog, or counts one more level when it
 // runs already. The watchdog lives in the owner's context: a crashed
 // client's watchdog dies with it.
-func (w *watchdogLocker) startRenewal(ctx context.Context, owner string) {
+func (w *renewer) startRenewal(ctx context.Context, owner string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if r, ok := w.renewals[owner]; ok {
@@ -233,7 +242,7 @@ func (w *watchdogLocker) startRenewal(ctx context.Context, owner string) {
 // renewLoop renews owner's lease until r is stopped, its context ends (a
 // crashed client), or a renewal fails. However it ends, it removes r, and
 // only r: a later acquisition by the same owner has an entry of its own.
-func (w *watchdogLocker) renewLoop(ctx context.Context, owner string, r *renewal) {
+func (w *renewer) renewLoop(ctx context.Context, owner string, r *renewal) {
 	defer w.forget(owner, r)
 	t := time.NewTicker(w.ttl / 3)
 	defer t.Stop()
@@ -253,7 +262,7 @@ func (w *watchdogLocker) renewLoop(ctx context.Context, owner string, r *renewal
 }
 
 // forget removes owner's watchdog entry if it is still r.
-func (w *watchdogLocker) forget(owner string, r *renewal) {
+func (w *renewer) forget(owner string, r *renewal) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r.cancel()
@@ -263,7 +272,7 @@ func (w *watchdogLocker) forget(owner string, r *renewal) {
 }
 
 // stopRenewal counts one level down and stops the watchdog at zero.
-func (w *watchdogLocker) stopRenewal(owner string) {
+func (w *renewer) stopRenewal(owner string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r, ok := w.renewals[owner]

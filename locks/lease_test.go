@@ -27,6 +27,7 @@ func TestSlowHolder(t *testing.T) {
 		secondGets bool // whether the second owner gets in while A holds
 	}{
 		{impl: "watchdog", secondGets: false},
+		{impl: "spin", secondGets: false},
 		{impl: "lua", secondGets: true},
 		{impl: "redislock", secondGets: false},
 		{impl: "redsync", secondGets: true},

@@ -111,6 +111,16 @@ var registry = []Impl{
 		New:        newWatchdog,
 	},
 	{
+		Name:       "spin",
+		Summary:    "Redisson's spin lock: the watchdog's reentrant hash lock, renewed while held, waiters retrying after an exponential backoff instead of pub/sub",
+		Seed:       "004 Redisson's lock family (RSpinLock)",
+		Notes:      "Redisson's RedissonSpinLock: the RLock script and watchdog, no subscription; a waiter sleeps 1 ms, doubling up to 128 ms (Redisson's default ExponentialBackOff), never past the holder's remaining lease. Faults act as on watchdog: a paused node's watchdog stops with it, so a pause past the lease lets a second holder in.",
+		Reentrant:  true,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{watchdogLock, spinUnlock, watchdogRenew},
+		New:        newSpin,
+	},
+	{
 		Name:       "renew-naive",
 		Summary:    "seed 001's renewal thread as written: renews whoever holds the lock; lease seconds used as milliseconds",
 		Seed:       "001 last version",

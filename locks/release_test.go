@@ -22,6 +22,7 @@ var checksOwner = map[string]bool{
 	"getset":       false,
 	"reentrant":    true,
 	"watchdog":     true,
+	"spin":         true,
 	"renew-naive":  true,
 	"fenced":       true,
 	"redsync":      true,
@@ -92,7 +93,7 @@ func TestReleaseStale(t *testing.T) {
 				case "getset":
 					// The lease is a timestamp from A's clock; the key stays.
 					time.Sleep(2 * ttl)
-				case "watchdog", "redislock":
+				case "watchdog", "spin", "redislock":
 					// The watchdog (redislock's refresh loop) renews while
 					// A's client lives.
 					crash()

@@ -26,6 +26,7 @@ var (
 	watchdogLock    = script("watchdog_lock")
 	watchdogUnlock  = script("watchdog_unlock")
 	watchdogRenew   = script("watchdog_renew")
+	spinUnlock      = script("spin_unlock")
 	naiveLock       = script("naive_lock")
 	naiveRenew      = script("naive_renew")
 	naiveUnlock     = script("naive_unlock")

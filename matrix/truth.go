@@ -209,6 +209,14 @@ var Truth = []Cell{
 	{Impl: "lua", Fault: "partition", Want: Overlap},
 	{Impl: "watchdog", Fault: "partition", Want: Overlap},
 
+	{Impl: "spin", Want: Safe},
+	{Impl: "spin", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "spin", Fault: "slow-holder", Want: Safe},
+	{Impl: "spin", Fault: "expire", Want: Overlap},
+	{Impl: "spin", Fault: "crash-holder", Want: Safe},
+	{Impl: "spin", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
+	{Impl: "spin", Fault: "partition", Want: Overlap},
+
 	{Impl: "renew-naive", Want: Racy, Why: "unsafe as written: the seed passes the lease in seconds to PEXPIRE, so a 1 s lease is 1 ms, renewed every 0 ms (1 ms here); holders lose it mid-sale in most runs, not in every one"},
 
 	{Impl: "atomic", Want: Safe},
