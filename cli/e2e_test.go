@@ -235,7 +235,7 @@ func TestHelpListVersion(t *testing.T) {
 		}
 	}
 	code, out, _ := lockbench(t, "list")
-	for _, name := range []string{"none", "local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua", "getset", "reentrant", "watchdog", "spin", "renew-naive", "atomic", "fenced", "redsync", "redislock"} {
+	for _, name := range []string{"none", "local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua", "getset", "reentrant", "watchdog", "spin", "fair", "renew-naive", "atomic", "fenced", "redsync", "redislock"} {
 		if code != exitPass || !strings.Contains(out, name+" ") {
 			t.Errorf("list misses %s", name)
 		}

@@ -39,6 +39,7 @@ type Redis interface {
 	PExpire(ctx context.Context, key string, expiration time.Duration) *redis.BoolCmd
 	GetSet(ctx context.Context, key string, value any) *redis.StringCmd
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	PSubscribe(ctx context.Context, patterns ...string) *redis.PubSub
 }
 
 // Point names an instant in a lock's life where a fault may strike.

@@ -121,6 +121,16 @@ var registry = []Impl{
 		New:        newSpin,
 	},
 	{
+		Name:       "fair",
+		Summary:    "Redisson's fair lock: the watchdog's reentrant hash lock and renewal, granted in the order of the waiters' first tries (a queue, and a sorted set of when each place lapses)",
+		Seed:       "004 Redisson's lock family (RFairLock)",
+		Notes:      "Redisson's RedissonFairLock: the first try of a waiter puts it at the end of a list, its place lapsing five minutes (Redisson's threadWaitTime) after the place ahead unless it tries again; the lock goes to the head of the queue only; a release publishes on the head's own channel (one pattern subscription per node here, waking that waiter alone). The lapse instants come from the calling client's clock, as in Redisson. A release that finds the lock gone is reported as not held; Redisson reports success there. Faults act as on watchdog: a paused node's watchdog stops with it.",
+		Reentrant:  true,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{fairLock, fairUnlock, watchdogRenew},
+		New:        newFair,
+	},
+	{
 		Name:       "renew-naive",
 		Summary:    "seed 001's renewal thread as written: renews whoever holds the lock; lease seconds used as milliseconds",
 		Seed:       "001 last version",

@@ -23,6 +23,7 @@ var checksOwner = map[string]bool{
 	"reentrant":    true,
 	"watchdog":     true,
 	"spin":         true,
+	"fair":         true,
 	"renew-naive":  true,
 	"fenced":       true,
 	"redsync":      true,
@@ -93,7 +94,7 @@ func TestReleaseStale(t *testing.T) {
 				case "getset":
 					// The lease is a timestamp from A's clock; the key stays.
 					time.Sleep(2 * ttl)
-				case "watchdog", "spin", "redislock":
+				case "watchdog", "spin", "fair", "redislock":
 					// The watchdog (redislock's refresh loop) renews while
 					// A's client lives.
 					crash()

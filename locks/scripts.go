@@ -27,6 +27,8 @@ var (
 	watchdogUnlock  = script("watchdog_unlock")
 	watchdogRenew   = script("watchdog_renew")
 	spinUnlock      = script("spin_unlock")
+	fairLock        = script("fair_lock")
+	fairUnlock      = script("fair_unlock")
 	naiveLock       = script("naive_lock")
 	naiveRenew      = script("naive_renew")
 	naiveUnlock     = script("naive_unlock")

@@ -217,6 +217,14 @@ var Truth = []Cell{
 	{Impl: "spin", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "spin", Fault: "partition", Want: Overlap},
 
+	{Impl: "fair", Want: Safe},
+	{Impl: "fair", Fault: "pause-holder", Want: OverlapOversell},
+	{Impl: "fair", Fault: "slow-holder", Want: Safe},
+	{Impl: "fair", Fault: "expire", Want: Overlap},
+	{Impl: "fair", Fault: "crash-holder", Want: Safe},
+	{Impl: "fair", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
+	{Impl: "fair", Fault: "partition", Want: Overlap},
+
 	{Impl: "renew-naive", Want: Racy, Why: "unsafe as written: the seed passes the lease in seconds to PEXPIRE, so a 1 s lease is 1 ms, renewed every 0 ms (1 ms here); holders lose it mid-sale in most runs, not in every one"},
 
 	{Impl: "atomic", Want: Safe},
