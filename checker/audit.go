@@ -156,6 +156,7 @@ func checkLock(h *history.History, maxPairs int) Lock {
 	if l.Overlaps > 0 {
 		l.Status = Violated
 	}
+	l.Overtakes, l.FirstOvertake = checkFairness(h)
 	return l
 }
 

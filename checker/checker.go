@@ -137,6 +137,12 @@ type Lock struct {
 	// Reported, never failing on its own: a lease may lapse after the last
 	// write, and the overlaps and the data decide.
 	Lost int `json:"lost,omitempty"`
+	// Overtakes counts the acquisitions that went ahead of a buyer who
+	// had asked for the lock more than FairnessMargin earlier and was
+	// still waiting: how far the lock is from granting in arrival order.
+	Overtakes int64 `json:"overtakes"`
+	// FirstOvertake names the first of them.
+	FirstOvertake *Overtake `json:"first_overtake,omitempty"`
 }
 
 // Liveness is the liveness part of a report.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -438,4 +439,23 @@ func TestServerLost(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
 		t.Errorf("history %q not written: %v", r.History, err)
 	}
+}
+
+// TestFairness: the fair lock grants about in asking order, lua far from
+// it; the result and the notes say so. (locks' TestFairOrder holds the
+// fair lock to the exact order; here the client's own queueing, on a
+// machine as busy as CI's, may swap two asks now and then.)
+func TestFairness(t *testing.T) {
+	code, res := runJSON(t, "--impl=fair,lua", "--clients=1000", "--stock=300", "--ramp=300ms", "--workers=20", "--seed=1")
+	if code != exitPass || len(res.Runs) != 2 {
+		t.Fatalf("exit %d, %d runs", code, len(res.Runs))
+	}
+	fair, lua := res.Runs[0], res.Runs[1]
+	if lua.Overtakes < 1000 || fair.Overtakes*100 > lua.Overtakes {
+		t.Errorf("overtakes: fair %d, lua %d; want lua's in the thousands and fair's a hundredth of them at most", fair.Overtakes, lua.Overtakes)
+	}
+	if !slices.ContainsFunc(lua.Notes, func(n string) bool { return strings.Contains(n, "fairness: ") && strings.Contains(n, "overtakes") }) {
+		t.Errorf("lua's notes %q do not count its overtakes", lua.Notes)
+	}
+	t.Logf("overtakes: fair %d, lua %d", fair.Overtakes, lua.Overtakes)
 }

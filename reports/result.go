@@ -184,6 +184,10 @@ type Run struct {
 	LockOverlaps int `json:"lock_overlaps"`
 	// OverlapPairs names the first few overlaps.
 	OverlapPairs []checker.Overlap `json:"overlap_pairs"`
+	// Overtakes counts the buyers granted the lock before one who had
+	// asked for it more than checker.FairnessMargin earlier and was still
+	// waiting (0 for a sale without a lock).
+	Overtakes int64 `json:"overtakes"`
 
 	// Latency holds the latency distributions, in microseconds.
 	Latency Latency `json:"latency_us"`
@@ -268,6 +272,7 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Indeterminate:   rep.Data.Indeterminate,
 		LockOverlaps:    rep.Lock.Overlaps,
 		OverlapPairs:    nonNil(rep.Lock.Pairs),
+		Overtakes:       rep.Lock.Overtakes,
 
 		Latency:            m.latency,
 		SalesPerSec:        m.salesPerSec,
