@@ -440,14 +440,13 @@ func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir st
 	case len(r.OverlapPairs) == 0:
 		v.TimelineNote = fmt.Sprintf("%d lock overlaps, none named in the result.", r.LockOverlaps)
 	default:
-		for i, p := range r.OverlapPairs {
-			if i == maxTimelines {
-				break
-			}
+		for _, i := range distinctOverlaps(r.OverlapPairs, maxTimelines) {
+			p := r.OverlapPairs[i]
 			chart, left := timelineChart(fmt.Sprintf("%s: who held the lock around overlap %d", r.Impl, i+1), p, h, r.Faults)
+			s := overlapSpan(p)
 			tv := timelineView{
-				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s.",
-					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), FormatMicros((p.Duration+500)/1000)),
+				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s. Zoomed to %s–%s.",
+					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), FormatMicros((p.Duration+500)/1000), formatAt(s.from), formatAt(s.to)),
 				Chart: chart,
 			}
 			if left > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/checker"
 	"io"
 	"os"
 	"path/filepath"
@@ -188,12 +189,16 @@ func TestHTMLCharts(t *testing.T) {
 	if n := count(`<svg class="chart overview"`); n != 1 {
 		t.Errorf("%d overview charts, want 1", n)
 	}
-	// The timeline of set-nx-ex: its four critical sections (all in the
-	// window), two of them the pair.
+	// The timeline of set-nx-ex, zoomed to its 210 µs overlap (a
+	// millisecond either side): the pair alone, the other two critical
+	// sections being far from it.
 	tl := page[strings.Index(page, `<svg class="chart timeline"`):]
 	tl = tl[:strings.Index(tl, "</svg>")]
-	if n := strings.Count(tl, `class="hold`); n != 4 {
-		t.Errorf("timeline draws %d holders, want 4", n)
+	if n := strings.Count(tl, `class="hold`); n != 2 {
+		t.Errorf("timeline draws %d holders, want the pair (2) in its zoomed window", n)
+	}
+	if !strings.Contains(page, "Zoomed to 599.2ms–601.41ms") {
+		t.Errorf("the timeline's caption does not give its zoomed window")
 	}
 	if n := strings.Count(tl, `class="hold pair"`); n != 2 {
 		t.Errorf("timeline marks %d sections as the pair, want 2", n)
@@ -443,6 +448,30 @@ func TestHTMLMatrix(t *testing.T) {
 	for _, absent := range []string{"<h3>Verdicts</h3>", `<svg class="chart overview"`} {
 		if strings.Contains(page, absent) {
 			t.Errorf("a matrix result's report has %s, drawn from no runs", absent)
+		}
+	}
+}
+
+// TestDistinctOverlaps: the timelines drawn are of different holders
+// first, then of the rest, in the result's order.
+func TestDistinctOverlaps(t *testing.T) {
+	pair := func(a, b int) checker.Overlap {
+		return checker.Overlap{A: checker.OpRef{Index: a}, B: checker.OpRef{Index: b}}
+	}
+	tests := []struct {
+		name  string
+		pairs []checker.Overlap
+		n     int
+		want  []int
+	}{
+		{"one paused holder overlapped by each successor", []checker.Overlap{pair(1, 2), pair(1, 3), pair(1, 4), pair(5, 6)}, 2, []int{0, 3}},
+		{"all distinct", []checker.Overlap{pair(1, 2), pair(3, 4), pair(5, 6)}, 2, []int{0, 1}},
+		{"too few distinct: the rest fill in", []checker.Overlap{pair(1, 2), pair(1, 3), pair(1, 4)}, 3, []int{0, 1, 2}},
+		{"fewer than n", []checker.Overlap{pair(1, 2)}, 3, []int{0}},
+	}
+	for _, tt := range tests {
+		if got := distinctOverlaps(tt.pairs, tt.n); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

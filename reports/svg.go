@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
@@ -405,12 +406,39 @@ func pairHolders(p checker.Overlap) []holder {
 	}
 }
 
-// overlapSpan is the stretch of the run a timeline of p shows: both
-// sections whole, with a margin.
+// overlapSpan is the stretch of the run a timeline of p shows: zoomed to
+// the overlap, with three times its length on either side (a millisecond
+// at least) for what led to it and what followed, so that an overlap of
+// 91 µs is as readable as one of 10 ms, whatever the pause around it.
+// Sections longer than the window run off its edges.
 func overlapSpan(p checker.Overlap) span {
-	from, to := min(p.A.From, p.B.From), max(p.A.To, p.B.To)
-	pad := max((to-from)/12, 1000)
+	from, to := p.B.From, min(p.A.To, p.B.To)
+	pad := max(3*(to-from), int64(time.Millisecond))
 	return span{max(from-pad, 0), to + pad}
+}
+
+// distinctOverlaps picks up to n of pairs to draw, those of holders not
+// drawn yet first: the first overlaps of a run are often one paused
+// holder overlapped by each of its successors in turn, and a second
+// timeline of the same holder shows nothing new.
+func distinctOverlaps(pairs []checker.Overlap, n int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for pass := 0; pass < 2 && len(out) < n; pass++ {
+		for i, p := range pairs {
+			if len(out) == n {
+				break
+			}
+			fresh := !seen[p.A.Index] && !seen[p.B.Index]
+			if slices.Contains(out, i) || pass == 0 && !fresh {
+				continue
+			}
+			out = append(out, i)
+			seen[p.A.Index], seen[p.B.Index] = true, true
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // timelineChart draws who held the lock when around one violation: a lane
