@@ -328,6 +328,8 @@ type implView struct {
 	Pass          bool
 	Spectrum      template.HTML
 	Sales         template.HTML
+	Latency       template.HTML
+	Recovery      []string // how long each fault's effect on the p99 lasted
 	Timelines     []timelineView
 	TimelineNote  string
 	Visualization string
@@ -369,6 +371,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 	s.Headline, s.Pass = headline(r)
 	s.Matrix = newMatrixView(r.Matrix)
 	s.Overview = overviewChart(r.Runs)
+	ax := sharedAxes(r.Runs)
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		iid := id + "-" + slug(run.Impl, i)
@@ -378,7 +381,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 		if i < len(src.Histories) {
 			h, missing = src.Histories[i], src.Missing[i]
 		}
-		s.Impls = append(s.Impls, newImplView(src, run, h, missing, iid, outDir))
+		s.Impls = append(s.Impls, newImplView(src, run, h, missing, iid, outDir, ax))
 	}
 	return s
 }
@@ -415,14 +418,22 @@ func newVerdictRow(r *Run, id string) verdictRow {
 }
 
 // newImplView builds one implementation's charts.
-func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir string) implView {
+func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir string, ax axes) implView {
 	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Pass: r.Verdict == Pass, Repetitions: r.Repetitions}
 	ss := []series{{name: "purchase", colour: colour(0), points: r.Latency.Purchase.Spectrum}}
 	if a := r.Latency.Acquire; a != nil {
 		ss = append(ss, series{name: "lock acquire", colour: colour(1), points: a.Spectrum})
 	}
 	v.Spectrum = spectrumChart(r.Impl+": latency by percentile", ss)
-	v.Sales = salesChart(r.Impl+": units sold per second", r)
+	v.Sales = salesChart(r.Impl+": units sold per second", r, ax)
+	v.Latency = latencyChart(r.Impl+": latency over the run", r, ax)
+	for _, rec := range recoveries(r) {
+		if rec.Never {
+			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 did not come back within twice its level before the faults.", rec.Fault))
+		} else {
+			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", rec.Fault, FormatMicros(int64(rec.After/time.Microsecond))))
+		}
+	}
 	if r.Visualization != "" {
 		v.Visualization = link(src.Dir, r.Visualization, outDir)
 	}

@@ -2,6 +2,8 @@ package reports
 
 import (
 	"math"
+	"slices"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -88,6 +90,11 @@ type Series struct {
 	// [i×BucketMS, (i+1)×BucketMS) ms since the run's start, and the
 	// buckets span the whole run.
 	Sold []int64 `json:"sold"`
+	// P50MS and P99MS are the median and 99th percentile latency (from
+	// scheduled arrival to answer, ms) of the attempts that arrived in
+	// each bucket and were answered; 0 for a bucket with none.
+	P50MS []float64 `json:"p50_ms,omitempty"`
+	P99MS []float64 `json:"p99_ms,omitempty"`
 }
 
 // metrics is what the history alone says of a run's performance.
@@ -196,15 +203,80 @@ func salesSeries(h *history.History) Series {
 	}
 	n := (span + width - 1) / width
 	s.Sold = make([]int64, n)
+	lat := make([][]int64, n)
 	for i := range h.Ops {
 		op := &h.Ops[i]
+		if op.End > 0 && op.Outcome != history.Pending && op.Outcome != history.Crashed {
+			b := min(op.Arrival/width, n-1)
+			lat[b] = append(lat[b], op.End-op.Arrival)
+		}
 		if op.Outcome != history.Sold || op.End <= 0 {
 			continue
 		}
 		// The run's last instant belongs to the last bucket.
 		s.Sold[min(op.End/width, n-1)]++
 	}
+	s.P50MS, s.P99MS = make([]float64, n), make([]float64, n)
+	for b, l := range lat {
+		if len(l) == 0 {
+			continue
+		}
+		slices.Sort(l)
+		s.P50MS[b] = round2(float64(l[(len(l)-1)/2]) / 1e6)
+		s.P99MS[b] = round2(float64(l[(len(l)*99-1)/100]) / 1e6)
+	}
 	return s
+}
+
+// Recovery says, for each fault that ended, how long after its end the
+// p99 of the attempts arriving came back within twice what it was before
+// the first fault (Series.P99MS): a fault's cost beyond its own window.
+type Recovery struct {
+	Fault string
+	// After is the time from the fault's end to the first bucket back to
+	// normal; Never is true when none came before the run ended.
+	After time.Duration
+	Never bool
+}
+
+// recoveries measures the recovery after each fault of r; none without a
+// baseline (a fault at the start, or no latency series).
+func recoveries(r *Run) []Recovery {
+	s := r.Sales
+	if len(s.P99MS) == 0 || len(r.Faults) == 0 || s.BucketMS <= 0 {
+		return nil
+	}
+	width := s.BucketMS * int64(time.Millisecond)
+	first := r.Faults[0].Start
+	for _, f := range r.Faults {
+		first = min(first, f.Start)
+	}
+	var before []float64
+	for b, v := range s.P99MS {
+		if int64(b+1)*width <= first && v > 0 {
+			before = append(before, v)
+		}
+	}
+	if len(before) == 0 {
+		return nil
+	}
+	slices.Sort(before)
+	normal := 2 * before[len(before)/2]
+	var out []Recovery
+	for _, f := range r.Faults {
+		if f.End <= 0 {
+			continue
+		}
+		rec := Recovery{Fault: f.Name, Never: true}
+		for b := int(f.End / width); b < len(s.P99MS); b++ {
+			if v := s.P99MS[b]; v > 0 && v <= normal {
+				rec.After, rec.Never = max(0, time.Duration(int64(b)*width-f.End)), false
+				break
+			}
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 // bucketWidth returns the narrowest width of the sequence 100 ms, 200 ms,

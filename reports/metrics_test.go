@@ -3,6 +3,7 @@ package reports
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/history"
 )
@@ -299,6 +300,38 @@ func TestBucketWidth(t *testing.T) {
 		}
 		if n := (tt.span + got - 1) / got; n > maxSeriesPoints {
 			t.Errorf("bucketWidth(%v) makes %d buckets", tt.span, n)
+		}
+	}
+}
+
+// TestRecoveries: how long after each fault the p99 came back within
+// twice its level before the first fault.
+func TestRecoveries(t *testing.T) {
+	ms := int64(time.Millisecond)
+	fault := func(name string, from, to int64) history.Fault {
+		return history.Fault{Name: name, Start: from * ms, End: to * ms}
+	}
+	// 100 ms buckets: 10 ms before the fault, 400 ms during, then back.
+	run := func(p99 []float64, faults ...history.Fault) *Run {
+		return &Run{Sales: Series{BucketMS: 100, P99MS: p99}, Faults: faults}
+	}
+	tests := []struct {
+		name string
+		r    *Run
+		want []Recovery
+	}{
+		{"back one bucket after the end", run([]float64{10, 10, 400, 400, 30, 15, 10}, fault("pause-holder", 200, 400)),
+			[]Recovery{{Fault: "pause-holder", After: 100 * time.Millisecond}}},
+		{"back at once", run([]float64{10, 10, 400, 12, 10}, fault("server-pause", 200, 300)),
+			[]Recovery{{Fault: "server-pause", After: 0}}},
+		{"never back", run([]float64{10, 10, 400, 400, 400}, fault("crash-holder", 200, 300)),
+			[]Recovery{{Fault: "crash-holder", Never: true}}},
+		{"no baseline: a fault at the start", run([]float64{400, 10}, fault("latency", 0, 50)), nil},
+		{"a fault that never ended", run([]float64{10, 10, 400}, history.Fault{Name: "latency", Start: 200 * ms}), nil},
+	}
+	for _, tt := range tests {
+		if got := recoveries(tt.r); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 }

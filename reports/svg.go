@@ -284,15 +284,87 @@ func shadeFaults(b *svg, faults []history.Fault, s span, x func(int64) float64, 
 	}
 }
 
-// salesChart draws units sold per second over the run, with the fault
+// axes are the extents the charts of one report share, so that the runs
+// of several implementations read on the same scales: the longest run,
+// and the lowest and highest latency of any bucket.
+type axes struct {
+	end         int64   // ns
+	lowMS, hiMS float64 // latency range, ms
+}
+
+// sharedAxes returns the axes of runs.
+func sharedAxes(runs []Run) axes {
+	a := axes{lowMS: math.Inf(1)}
+	for i := range runs {
+		r := &runs[i]
+		a.end = max(a.end, int64(math.Round(r.DurationMS*1e6)), int64(len(r.Sales.Sold))*r.Sales.BucketMS*1e6)
+		for b := range r.Sales.P99MS {
+			if v := r.Sales.P50MS[b]; v > 0 {
+				a.lowMS = min(a.lowMS, v)
+			}
+			a.hiMS = max(a.hiMS, r.Sales.P99MS[b])
+		}
+	}
+	if a.hiMS <= 0 {
+		a.lowMS, a.hiMS = 1, 10
+	}
+	a.lowMS = math.Pow(10, math.Floor(math.Log10(max(a.lowMS, 0.01))))
+	a.hiMS = math.Pow(10, math.Ceil(math.Log10(max(a.hiMS, a.lowMS*10))))
+	return a
+}
+
+// latencyChart draws the latency of the attempts arriving over the run,
+// p50 and p99 per bucket on a log axis, with the fault windows shaded: the
+// chart that shows what a fault does, and how long its effect lasts.
+func latencyChart(title string, r *Run, a axes) template.HTML {
+	var b svg
+	b.open("latency", title, chartW, chartH)
+	if len(r.Sales.P99MS) == 0 || a.end <= 0 {
+		b.f(`<text class="empty" x="%d" y="%d" text-anchor="middle">no latency recorded</text>`, chartW/2, chartH/2)
+		return b.html()
+	}
+	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
+	bottom := marginT + ph
+	lo, hi := math.Log10(a.lowMS), math.Log10(a.hiMS)
+	y := func(ms float64) float64 { return bottom - (math.Log10(ms)-lo)/(hi-lo)*ph }
+	for k := lo; k <= hi+1e-9; k++ {
+		v := math.Pow(10, k)
+		b.f(`<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, marginL, num(y(v)), chartW-marginR, num(y(v)))
+		b.f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-4, num(y(v)+4), FormatMicros(int64(v*1000)))
+	}
+	b.f(`<text class="axis" x="12" y="%s" transform="rotate(-90 12 %s)" text-anchor="middle">latency</text>`, num(marginT+ph/2), num(marginT+ph/2))
+	x := timeAxis(&b, span{0, a.end}, marginL, marginL+pw, bottom)
+	shadeFaults(&b, r.Faults, span{0, a.end}, x, marginT, bottom)
+	width := r.Sales.BucketMS * 1e6
+	for _, line := range []struct {
+		name, class string
+		vs          []float64
+	}{{"p50", "p50", r.Sales.P50MS}, {"p99", "p99", r.Sales.P99MS}} {
+		var d strings.Builder
+		pen := "M"
+		for i, v := range line.vs {
+			if v <= 0 {
+				pen = "M"
+				continue
+			}
+			fmt.Fprintf(&d, "%s%s %s ", pen, num(x(int64(i)*width+width/2)), num(y(min(max(v, a.lowMS), a.hiMS))))
+			pen = "L"
+		}
+		b.f(`<path class="%s" d="%s"><title>%s latency of the attempts arriving in each %s</title></path>`, line.class, strings.TrimSpace(d.String()), line.name, FormatMicros(width/1000))
+	}
+	return b.html()
+}
+
+// salesChart draws units sold per second over the run (on the report's
+// shared time axis a), with the fault
 // windows shaded, the first illegal segment outlined and each named lock
 // overlap marked on the time axis.
-func salesChart(title string, r *Run) template.HTML {
+func salesChart(title string, r *Run, a axes) template.HTML {
 	var b svg
 	b.open("sales", title, chartW, chartH)
 	bucket := max(r.Sales.BucketMS, 1)
 	end := int64(math.Round(r.DurationMS * 1e6))
-	end = max(end, int64(len(r.Sales.Sold))*bucket*1e6)
+	end = max(end, int64(len(r.Sales.Sold))*bucket*1e6, a.end)
 	if end <= 0 {
 		b.f(`<text class="empty" x="%d" y="%d" text-anchor="middle">no sales recorded</text>`, chartW/2, chartH/2)
 		return b.html()
