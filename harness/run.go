@@ -106,6 +106,9 @@ func Available(servers *workload.Servers, im Impl, specs []faults.Spec) error {
 // judged as far as they go, beside the error.
 func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Run, *history.History, error) {
 	im, w := plan.Impl, plan.Workload
+	if servers == nil {
+		return nil, nil, fmt.Errorf("%w: no servers (harness.Open gives them)", ErrPlan)
+	}
 	if im.Sale == nil {
 		return nil, nil, fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)
 	}
