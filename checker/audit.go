@@ -134,7 +134,7 @@ func checkLock(h *history.History, maxPairs int) Lock {
 	slices.SortFunc(cs, func(a, b OpRef) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Index, b.Index))
 	})
-	l := Lock{Status: OK, Lost: lost}
+	l := Lock{Status: OK, Fencing: h.Header.Fenced, Lost: lost}
 	// Comparing with the earlier section that ends last is enough to tell
 	// whether a section began inside some other one.
 	last := -1

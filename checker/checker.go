@@ -66,18 +66,18 @@ type Overlap struct {
 
 // Linearizability is the result of the porcupine check of the inventory.
 type Linearizability struct {
-	Status Status `json:"status"`
+	Status Status `json:"linearizability"`
 	// Ops is how many operations were checked: those that read the stock,
 	// and the atomic implementation's scripts that got no answer (blind
 	// sales, which may have taken a unit at any later time, or not).
-	Ops int `json:"ops"`
+	Ops int `json:"linearizability_ops"`
 	// Segments is how many pieces the history was split into at quiescent
 	// points.
-	Segments int `json:"segments"`
+	Segments int `json:"linearizability_segments"`
 	// FirstIllegal bounds the first segment found illegal (ns), if any.
 	FirstIllegal *Window `json:"first_illegal,omitempty"`
 	// Elapsed is how long the check took, in nanoseconds.
-	Elapsed int64 `json:"elapsed"`
+	Elapsed int64 `json:"linearizability_elapsed_ns"`
 }
 
 // Window is a span of the run, in nanoseconds since its start.
@@ -88,8 +88,10 @@ type Window struct {
 
 // Data is the data-safety part of a report.
 type Data struct {
-	Status          Status          `json:"status"`
-	Linearizability Linearizability `json:"linearizability"`
+	Status Status `json:"data_safety"`
+	// Linearizability is embedded so that its status and first illegal
+	// segment sit beside the data's own figures in JSON.
+	Linearizability
 	// Sold counts attempts that told their buyer the unit was theirs.
 	Sold int64 `json:"sold"`
 	// Orders is the number of orders the store recorded.
@@ -105,11 +107,11 @@ type Data struct {
 	// DuplicateSales counts users whose purchase the history shows applied
 	// more than once while the store's final state shows them with one
 	// order: a duplicate, or an order the store lost.
-	DuplicateSales int64 `json:"duplicate_sales,omitempty"`
+	DuplicateSales int64 `json:"duplicate_sales"`
 	// Mismatched counts answers that contradict the stock their attempt
 	// read: a unit sold after a read of zero or less, or "sold out" told
 	// after a read of a unit or more.
-	Mismatched int64 `json:"mismatched,omitempty"`
+	Mismatched int64 `json:"mismatched"`
 	// FirstMismatch names the first such answer.
 	FirstMismatch *OpRef `json:"first_mismatch,omitempty"`
 	// NegativeStock is true when the counter went below zero.
@@ -125,18 +127,22 @@ type Data struct {
 
 // Lock is the lock-safety part of a report.
 type Lock struct {
-	Status Status `json:"status"`
+	Status Status `json:"lock_safety"`
+	// Fencing is true when the store checked fencing tokens (the history's
+	// header says so): the overlaps are then reported in the notes and do
+	// not fail the run, the data checks deciding safety.
+	Fencing bool `json:"fencing,omitempty"`
 	// Overlaps counts critical sections that began while a different
 	// owner still held the lock.
-	Overlaps int `json:"overlaps"`
+	Overlaps int `json:"lock_overlaps"`
 	// Pairs names the first few overlaps.
-	Pairs []Overlap `json:"pairs,omitempty"`
+	Pairs []Overlap `json:"overlap_pairs"`
 	// Lost counts releases that found the lock no longer held by the
 	// attempt (its lease had lapsed or someone had deleted it): that
 	// holder had no mutual exclusion for part of its critical section.
 	// Reported, never failing on its own: a lease may lapse after the last
 	// write, and the overlaps and the data decide.
-	Lost int `json:"lost,omitempty"`
+	Lost int `json:"lost_releases"`
 	// Overtakes counts the acquisitions that went ahead of a buyer who
 	// had asked for the lock more than FairnessMargin earlier and was
 	// still waiting: how far the lock is from granting in arrival order.
@@ -147,7 +153,7 @@ type Lock struct {
 
 // Liveness is the liveness part of a report.
 type Liveness struct {
-	Status Status `json:"status"`
+	Status Status `json:"liveness"`
 	// Unsold is the stock left when buyers were sent away (zero otherwise).
 	Unsold int64 `json:"unsold"`
 	// GaveUp counts buyers whose last attempt ended without an answer on
@@ -156,7 +162,7 @@ type Liveness struct {
 	// Refused counts writes the store refused with no newer fencing token
 	// taken before the refusal: the only legitimate refusal is of a stale
 	// holder, after a newer one took the lock.
-	Refused int `json:"refused,omitempty"`
+	Refused int `json:"refused"`
 	// FirstRefused names the first such refusal.
 	FirstRefused *OpRef `json:"first_refused,omitempty"`
 	// Fenced counts the legitimate refusals: stale holders' writes,
@@ -166,12 +172,12 @@ type Liveness struct {
 	// while the sale may have had one: they gave up, their write was
 	// refused with no newer token about, or they were told "sold out"
 	// after reading a unit.
-	SentAway int `json:"sent_away,omitempty"`
+	SentAway int `json:"sent_away"`
 
 	// firstFenced is the first legitimate refusal, for the report's note.
 	firstFenced fencedBy
 	// CutShort is true when --timeout or an interrupt ended the run.
-	CutShort bool `json:"cut_short,omitempty"`
+	CutShort bool `json:"cut_short"`
 	// CutBy says what cut the run short (timeout, interrupt); empty when
 	// nothing did, or the history does not say.
 	CutBy history.Cut `json:"cut_by,omitempty"`
@@ -186,6 +192,12 @@ type fencedBy struct {
 }
 
 // Report is the checker's verdict on one history.
+//
+// The JSON keys of its parts are the keys of a run in result.json, which
+// embeds Data, Lock and Liveness side by side (and Data embeds
+// Linearizability): each key names its check, so the statuses are
+// data_safety, lock_safety, liveness and linearizability rather than one
+// "status" each, and no two parts share a key.
 type Report struct {
 	Data     Data     `json:"data"`
 	Lock     Lock     `json:"lock"`

@@ -34,6 +34,7 @@ type summary struct {
 	Oversold      int64
 	Indeterminate int
 	Lock          Status
+	Fencing       bool
 	Overlaps      int
 	Live          Status
 	GaveUp        int
@@ -51,7 +52,7 @@ func summarize(r Report) summary {
 		Pass: r.Pass, Data: r.Data.Status, Lin: r.Data.Linearizability.Status,
 		Segments: r.Data.Linearizability.Segments, FirstIllegal: r.Data.Linearizability.FirstIllegal,
 		Oversold: r.Data.Oversold, Indeterminate: r.Data.Indeterminate,
-		Lock: r.Lock.Status, Overlaps: r.Lock.Overlaps,
+		Lock: r.Lock.Status, Fencing: r.Lock.Fencing, Overlaps: r.Lock.Overlaps,
 		Live: r.Liveness.Status, GaveUp: r.Liveness.GaveUp, Unsold: r.Liveness.Unsold,
 		Mismatched: r.Data.Mismatched, Refused: r.Liveness.Refused, SentAway: r.Liveness.SentAway, Lost: r.Lock.Lost,
 		Reasons: r.Reasons, Notes: r.Notes,
@@ -96,7 +97,7 @@ func TestCheckFixtures(t *testing.T) {
 			Reasons: []string{"inventory history not linearizable (first violation between 0.012s and 0.035s)"},
 		}},
 		{"ok-fenced-refused.jsonl", summary{
-			Pass: true, Data: OK, Lin: OK, Segments: 2, Lock: Violated, Overlaps: 1, Live: OK,
+			Pass: true, Data: OK, Lin: OK, Segments: 2, Lock: Violated, Fencing: true, Overlaps: 1, Live: OK,
 			Notes: []string{
 				fencingNote,
 				"1 stale write was refused by the store's fencing (first: buyer 0 attempt 0's token 1 at 0.041s, after token 2 was taken at 0.021s)",
@@ -104,7 +105,7 @@ func TestCheckFixtures(t *testing.T) {
 		}},
 		{"bad-fenced-applied.jsonl", summary{
 			Data: Violated, Lin: Illegal, Segments: 2, FirstIllegal: &Window{12 * ms, 41 * ms},
-			Oversold: 1, Lock: Violated, Overlaps: 1, Live: OK,
+			Oversold: 1, Lock: Violated, Fencing: true, Overlaps: 1, Live: OK,
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.012s and 0.041s)",
 				"oversold 1 unit: 3 orders, but the stock fell only from 5 to 3 (2 units)",
@@ -182,7 +183,7 @@ func TestCheckFixtures(t *testing.T) {
 			},
 		}},
 		{"bad-refuse-all.jsonl", summary{
-			Data: OK, Lin: OK, Segments: 6, Lock: OK, Live: Violated, Refused: 6, SentAway: 3, Unsold: 3,
+			Data: OK, Lin: OK, Segments: 6, Lock: OK, Fencing: true, Live: Violated, Refused: 6, SentAway: 3, Unsold: 3,
 			Reasons: []string{
 				"liveness: 6 writes refused with no newer fencing token taken before (first: buyer 0 attempt 0, token 1, at 0.015s)",
 				"liveness: 3 units unsold while 3 buyers were sent away (0 gave up, 3 refused or told sold out)",

@@ -81,7 +81,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 	if r.Lock.Overlaps > 0 {
 		n := int64(r.Lock.Overlaps)
 		msg := fmt.Sprintf("mutual exclusion broken: %s overlapping critical %s", words.Commas(n), words.Plural(n, "section"))
-		if h.Header.Fenced {
+		if r.Lock.Fencing {
 			// Fencing, not the lock, keeps the data safe here: the data
 			// checks above decide, and the overlap is worth knowing.
 			r.Notes = append(r.Notes, msg+" (the store's fencing decides data safety)")
@@ -143,7 +143,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s %s had an unknown outcome; the check let each land at any later time or never",
 			words.Commas(n), words.Plural(n, "write")))
 	}
-	lockOK := r.Lock.Status == OK || r.Lock.Status == NotApplicable || h.Header.Fenced
+	lockOK := r.Lock.Status == OK || r.Lock.Status == NotApplicable || r.Lock.Fencing
 	r.Pass = d.Status == OK && r.Liveness.Status == OK && lockOK
 }
 
