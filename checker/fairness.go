@@ -21,8 +21,11 @@ const FairnessMargin = 10 * time.Millisecond
 // later, by more than FairnessMargin, and got it before one that was still
 // waiting.
 type Overtake struct {
-	// Ahead asked first and waited; Behind asked later and got it first.
-	Ahead, Behind OpRef
+	// Ahead asked first and waited; its From and To are when it asked
+	// for the lock and when it got it.
+	Ahead OpRef `json:"ahead"`
+	// Behind asked later and got the lock first, From and To as Ahead's.
+	Behind OpRef `json:"behind"`
 }
 
 // checkFairness counts the overtakes in h: pairs of acquisitions where a

@@ -78,7 +78,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		run := reports.NewRun(h, checker.Check(h, opts))
 		run.History = f
 		result.Runs = append(result.Runs, run)
-		if *visualize != "" && (len(files) == 1 || run.Linearizability == checker.Illegal) {
+		if *visualize != "" && (len(files) == 1 || run.Linearizability.Status == checker.Illegal) {
 			if err := writeVisualization(vizPath(f), h, opts); err != nil {
 				fmt.Fprintln(stderr, "lockbench: --visualize:", err)
 			} else {

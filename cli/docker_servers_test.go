@@ -33,8 +33,8 @@ func TestDockerServers(t *testing.T) {
 		switch {
 		case pass && r.Verdict != reports.Pass:
 			t.Errorf("%s: verdict %s, reasons %v; want a pass", r.Impl, r.Verdict, r.Reasons)
-		case !pass && (r.Verdict == reports.Pass || r.LockOverlaps == 0):
-			t.Errorf("%s: verdict %s with %d overlaps; want a failure with overlapping holders", r.Impl, r.Verdict, r.LockOverlaps)
+		case !pass && (r.Verdict == reports.Pass || r.Lock.Overlaps == 0):
+			t.Errorf("%s: verdict %s with %d overlaps; want a failure with overlapping holders", r.Impl, r.Verdict, r.Lock.Overlaps)
 		}
 	}
 	if len(want) > 0 {

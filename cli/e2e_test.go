@@ -65,20 +65,20 @@ func TestSaleVerdicts(t *testing.T) {
 		check    func(t *testing.T, r reports.Run)
 	}
 	oversells := func(t *testing.T, r reports.Run) {
-		if r.Oversold == 0 || r.DataSafety == "ok" {
-			t.Errorf("oversold %d, data safety %s: want an oversell caught", r.Oversold, r.DataSafety)
+		if r.Oversold == 0 || r.Data.Status == "ok" {
+			t.Errorf("oversold %d, data safety %s: want an oversell caught", r.Oversold, r.Data.Status)
 		}
 	}
 	sellsExactly := func(t *testing.T, r reports.Run) {
-		if r.Sold != r.Stock || r.Oversold != 0 || r.LockOverlaps != 0 || r.Linearizability != "ok" {
+		if r.Sold != r.Stock || r.Oversold != 0 || r.Lock.Overlaps != 0 || r.Linearizability.Status != "ok" {
 			t.Errorf("sold %d/%d, oversold %d, overlaps %d, linearizability %s: want exactly the stock, clean",
-				r.Sold, r.Stock, r.Oversold, r.LockOverlaps, r.Linearizability)
+				r.Sold, r.Stock, r.Oversold, r.Lock.Overlaps, r.Linearizability.Status)
 		}
 	}
 	cases := []tc{
 		{"none oversells", []string{"--impl=none", "--clients=4000", "--stock=1000"}, true, exitFail, oversells},
 		{"local fails on two nodes", []string{"--impl=local", "--nodes=2", "--clients=4000", "--stock=1000"}, true, exitFail, func(t *testing.T, r reports.Run) {
-			if r.LockOverlaps == 0 {
+			if r.Lock.Overlaps == 0 {
 				t.Errorf("no lock overlaps across two nodes")
 			}
 			oversells(t, r)
@@ -209,8 +209,8 @@ func TestFaultsRecordedAndReproducible(t *testing.T) {
 	if !strings.Contains(res.Command, "--faults=pause-holder:count=1") || !strings.Contains(res.Command, "--seed=5") {
 		t.Errorf("reproduce line %q lacks the faults or the seed", res.Command)
 	}
-	if r.LockSafety != "violated" {
-		t.Errorf("lock safety %s, want violated: a pause past the lease lets a second holder in", r.LockSafety)
+	if r.Lock.Status != "violated" {
+		t.Errorf("lock safety %s, want violated: a pause past the lease lets a second holder in", r.Lock.Status)
 	}
 	if res.Config.TTL != reports.Duration(150*time.Millisecond) || len(res.Config.Faults) != 1 {
 		t.Errorf("config ttl %v, faults %v", res.Config.TTL, res.Config.Faults)
@@ -352,8 +352,8 @@ func TestInterrupt(t *testing.T) {
 			if !r.CutShort || r.CutBy != "interrupt" || r.Attempts == 0 || r.Attempts >= 20000 {
 				t.Errorf("cut short %v by %q after %d attempts; want a sale interrupted part way", r.CutShort, r.CutBy, r.Attempts)
 			}
-			if r.Liveness != checker.Unknown {
-				t.Errorf("liveness %s after an interrupt, want %s (not judged)", r.Liveness, checker.Unknown)
+			if r.Liveness.Status != checker.Unknown {
+				t.Errorf("liveness %s after an interrupt, want %s (not judged)", r.Liveness.Status, checker.Unknown)
 			}
 			if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
 				t.Errorf("history %q not written: %v", r.History, err)
@@ -433,8 +433,8 @@ func TestServerLost(t *testing.T) {
 		t.Fatalf("result: %v", err)
 	}
 	r := res.Runs[0]
-	if r.CutBy != "server lost" || r.Liveness != checker.Unknown || r.Attempts == 0 || r.Attempts >= 6000 {
-		t.Errorf("cut by %q, liveness %s, %d attempts; want a sale cut part way by the lost server, liveness unknown", r.CutBy, r.Liveness, r.Attempts)
+	if r.CutBy != "server lost" || r.Liveness.Status != checker.Unknown || r.Attempts == 0 || r.Attempts >= 6000 {
+		t.Errorf("cut by %q, liveness %s, %d attempts; want a sale cut part way by the lost server, liveness unknown", r.CutBy, r.Liveness.Status, r.Attempts)
 	}
 	if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
 		t.Errorf("history %q not written: %v", r.History, err)

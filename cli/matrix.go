@@ -240,7 +240,7 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
 		for _, c := range result.Matrix {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, matchMark(c),
-				c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.LockOverlaps, c.Run.Linearizability, len(c.Run.Faults))
+				c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.Lock.Overlaps, c.Run.Linearizability.Status, len(c.Run.Faults))
 		}
 		tw.Flush()
 	}

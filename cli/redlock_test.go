@@ -61,8 +61,8 @@ func TestRedlockOnRealServers(t *testing.T) {
 		t.Fatalf("redlock on 3 servers, no fault: exit %d, result %+v", code, res)
 	}
 	code, res = runJSON(t, append(common, "--faults=expire")...)
-	if code != exitFail || res.Runs[0].LockOverlaps == 0 {
-		t.Errorf("redlock, expire on a majority: exit %d, overlaps %d; want exit 1 and an overlap", code, res.Runs[0].LockOverlaps)
+	if code != exitFail || res.Runs[0].Lock.Overlaps == 0 {
+		t.Errorf("redlock, expire on a majority: exit %d, overlaps %d; want exit 1 and an overlap", code, res.Runs[0].Lock.Overlaps)
 	}
 }
 
@@ -72,7 +72,7 @@ func TestRedlockRestartOne(t *testing.T) {
 	for seed := range 3 {
 		code, res := runJSON(t, "--impl=redlock", "--faults=restart", "--clients=200", "--stock=150", "--ramp=300ms", "--workers=10",
 			"--ttl=300ms", "--command-timeout=500ms", "--timeout=20s", fmt.Sprintf("--seed=%d", seed+1))
-		if code != exitFail || len(res.Runs) != 1 || res.Runs[0].LockOverlaps == 0 || len(res.Runs[0].Faults) != 1 {
+		if code != exitFail || len(res.Runs) != 1 || res.Runs[0].Lock.Overlaps == 0 || len(res.Runs[0].Faults) != 1 {
 			t.Errorf("seed %d: exit %d, runs %+v; want exit 1, one restart, an overlap", seed+1, code, res.Runs)
 		}
 	}

@@ -58,7 +58,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 			return usageErr("report: %v", err)
 		}
 		for i, why := range src.Missing {
-			if why != "" && src.Result.Runs[i].LockOverlaps > 0 {
+			if why != "" && src.Result.Runs[i].Lock.Overlaps > 0 {
 				fmt.Fprintf(stderr, "lockbench: note: %s: %s: %s; its lock timelines show the overlapping pair only\n", a, src.Result.Runs[i].Impl, why)
 			}
 		}
@@ -97,7 +97,7 @@ func writeRunReport(dir string, stderr io.Writer) error {
 func writeVisualizations(dir string, result *reports.Result, timeout time.Duration, stderr io.Writer) {
 	for i := range result.Runs {
 		r := &result.Runs[i]
-		if r.Linearizability != checker.Illegal || r.History == "" {
+		if r.Linearizability.Status != checker.Illegal || r.History == "" {
 			continue
 		}
 		h, err := history.ReadFile(filepath.Join(dir, r.History))

@@ -41,8 +41,8 @@ func TestMatrixSweep(t *testing.T) {
 			if c.Sweep.BreaksAt != p.Value {
 				t.Errorf("breaks at %q, the first value that broke is %q", c.Sweep.BreaksAt, p.Value)
 			}
-			if !strings.Contains(c.Fault, "for=") || c.Run.Oversold == 0 && c.Run.LockOverlaps == 0 {
-				t.Errorf("the cell's run is not the breaking one: fault %q, %d oversold, %d overlaps", c.Fault, c.Run.Oversold, c.Run.LockOverlaps)
+			if !strings.Contains(c.Fault, "for=") || c.Run.Oversold == 0 && c.Run.Lock.Overlaps == 0 {
+				t.Errorf("the cell's run is not the breaking one: fault %q, %d oversold, %d overlaps", c.Fault, c.Run.Oversold, c.Run.Lock.Overlaps)
 			}
 		case "setnx":
 			for _, p := range c.Sweep.Points {

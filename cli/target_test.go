@@ -114,8 +114,8 @@ func TestTarget(t *testing.T) {
 				t.Fatalf("exit %d, %d runs", code, len(res.Runs))
 			}
 			r := res.Runs[0]
-			if (code == 0) != tt.pass || r.Linearizability != tt.lin || (r.Oversold > 0) == tt.pass || r.Nodes != 2 {
-				t.Errorf("exit %d, linearizability %s, oversold %d, nodes %d; want pass %v, %s\n%s", code, r.Linearizability, r.Oversold, r.Nodes, tt.pass, tt.lin, strings.Join(r.Reasons, "\n"))
+			if (code == 0) != tt.pass || r.Linearizability.Status != tt.lin || (r.Oversold > 0) == tt.pass || r.Nodes != 2 {
+				t.Errorf("exit %d, linearizability %s, oversold %d, nodes %d; want pass %v, %s\n%s", code, r.Linearizability.Status, r.Oversold, r.Nodes, tt.pass, tt.lin, strings.Join(r.Reasons, "\n"))
 			}
 			if tt.note != "" && !strings.Contains(strings.Join(r.Notes, "\n"), tt.note) {
 				t.Errorf("notes %q lack %q", r.Notes, tt.note)

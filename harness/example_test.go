@@ -27,7 +27,7 @@ func ExampleRun() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(run.Impl, run.Verdict, "lock safety", run.LockSafety)
+	fmt.Println(run.Impl, run.Verdict, "lock safety", run.Lock.Status)
 	// Output: lua fail lock safety violated
 }
 

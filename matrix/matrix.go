@@ -333,7 +333,7 @@ func cellStruck(cell Cell, run *reports.Run) bool {
 
 // brokeLock reports whether a run showed an overlap or an oversell.
 func brokeLock(r *reports.Run) bool {
-	return r.LockSafety == checker.Violated || r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
+	return r.Lock.Status == checker.Violated || r.Data.Status == checker.Violated || r.Data.Status == checker.Illegal
 }
 
 // NotFired is what a cell measured when its fault never struck.
@@ -341,8 +341,8 @@ const NotFired = "fault never fired"
 
 // Measured names what a run showed in the truth table's words.
 func Measured(r *reports.Run) string {
-	lock := r.LockSafety == checker.Violated
-	data := r.DataSafety == checker.Violated || r.DataSafety == checker.Illegal
+	lock := r.Lock.Status == checker.Violated
+	data := r.Data.Status == checker.Violated || r.Data.Status == checker.Illegal
 	switch {
 	case lock && data:
 		return OverlapOversell.Label
@@ -350,9 +350,9 @@ func Measured(r *reports.Run) string {
 		return Overlap.Label
 	case data:
 		return Oversell.Label
-	case r.DataSafety == checker.Unknown:
+	case r.Data.Status == checker.Unknown:
 		return "unknown"
-	case r.Liveness == checker.Violated:
+	case r.Liveness.Status == checker.Violated:
 		return Deadlock.Label
 	}
 	return Safe.Label
@@ -360,7 +360,7 @@ func Measured(r *reports.Run) string {
 
 // meets reports whether a run shows what want expects.
 func meets(want Expect, r *reports.Run) bool {
-	return wants(want.Lock, r.LockSafety) && wants(want.Data, r.DataSafety) && wants(want.Live, r.Liveness)
+	return wants(want.Lock, r.Lock.Status) && wants(want.Data, r.Data.Status) && wants(want.Live, r.Liveness.Status)
 }
 
 func wants(w Want, s checker.Status) bool {

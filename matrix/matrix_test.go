@@ -168,8 +168,8 @@ func TestTruthTable(t *testing.T) {
 						}
 						if !mc.Match {
 							t.Errorf("seed %d: expected %s, measured %s (sold %d/%d, oversold %d, overlaps %d, linearizability %s, faults fired %d)\n  reasons: %s\n  reproduce: %s",
-								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.LockOverlaps,
-								mc.Run.Linearizability, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "), reproduce(cell, mc, seed))
+								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.Lock.Overlaps,
+								mc.Run.Linearizability.Status, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "), reproduce(cell, mc, seed))
 						}
 					}
 					if cell.Want.Sometimes && seen == 0 {

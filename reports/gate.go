@@ -174,7 +174,7 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 // counts them: a fenced implementation's overlaps are a note, not a
 // reason, and do not make it unsafe.
 func safe(r *Run) bool {
-	return r.DataSafety == checker.OK && !(r.LockSafety == checker.Violated && mentionsOverlap(r.Reasons))
+	return r.Data.Status == checker.OK && !(r.Lock.Status == checker.Violated && mentionsOverlap(r.Reasons))
 }
 
 // mentionsOverlap reports whether a reason blames broken mutual exclusion;
@@ -194,7 +194,7 @@ func failureDetail(r *Run) string {
 	for _, c := range []struct {
 		name   string
 		status checker.Status
-	}{{"data safety", r.DataSafety}, {"lock safety", r.LockSafety}, {"liveness", r.Liveness}} {
+	}{{"data safety", r.Data.Status}, {"lock safety", r.Lock.Status}, {"liveness", r.Liveness.Status}} {
 		if c.status != checker.OK && c.status != checker.NotApplicable && c.status != "" {
 			parts = append(parts, c.name+" "+string(c.status))
 		}

@@ -83,7 +83,7 @@ func TestGateFailingBaselineStillFails(t *testing.T) {
 
 func TestGateLiveness(t *testing.T) {
 	r := gateResult(t, 1000, 100, 10)
-	r.Runs[0].Verdict, r.Runs[0].Liveness = Fail, "violated"
+	r.Runs[0].Verdict, r.Runs[0].Liveness.Status = Fail, "violated"
 	r.Runs[0].Reasons = []string{"liveness: 3 units unsold while 40 buyers gave up"}
 	g := Gate(nil, r, DefaultThresholds)
 	want := []Regression{{Impl: "lua", Metric: MetricLiveness, Detail: "liveness violated: liveness: 3 units unsold while 40 buyers gave up"}}

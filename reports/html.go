@@ -404,16 +404,16 @@ func newVerdictRow(r *Run, id string) verdictRow {
 	p := r.Latency.Purchase
 	return verdictRow{
 		ID: id, Impl: r.Impl, Verdict: r.Verdict, Pass: r.Verdict == Pass,
-		Lock: newStatus(r.LockSafety), Data: newStatus(r.DataSafety),
-		Liveness: newStatus(r.Liveness), Linearizability: newStatus(r.Linearizability),
+		Lock: newStatus(r.Lock.Status), Data: newStatus(r.Data.Status),
+		Liveness: newStatus(r.Liveness.Status), Linearizability: newStatus(r.Linearizability.Status),
 		Sold:     fmt.Sprintf("%s/%s", words.Commas(r.Sold), words.Commas(r.Stock)),
-		Oversold: words.Commas(r.Oversold), Overlaps: strconv.Itoa(r.LockOverlaps),
+		Oversold: words.Commas(r.Oversold), Overlaps: strconv.Itoa(r.Lock.Overlaps),
 		P50: latencyCell(p, p.P50), P99: latencyCell(p, p.P99),
 		Sales: ratioCell(r.SalesPerSec, r.Sold), Cmds: ratioCell(r.CommandsPerSale, r.Sold),
-		SoldV: r.Sold, OversoldV: r.Oversold, OverlapsV: int64(r.LockOverlaps),
+		SoldV: r.Sold, OversoldV: r.Oversold, OverlapsV: int64(r.Lock.Overlaps),
 		P50V: p.P50, P99V: p.P99, SalesV: r.SalesPerSec, CmdsV: r.CommandsPerSale,
 		Reasons: r.Reasons, Notes: r.Notes, Repetitions: len(r.Repetitions),
-		HasLockSafety: r.LockSafety != checker.NotApplicable,
+		HasLockSafety: r.Lock.Status != checker.NotApplicable,
 	}
 }
 
@@ -444,15 +444,15 @@ func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir st
 		v.FirstIllegal = formatAt(w.From) + "–" + formatAt(w.To)
 	}
 	switch {
-	case r.LockSafety == checker.NotApplicable:
+	case r.Lock.Status == checker.NotApplicable:
 		v.TimelineNote = "No lock: there is no critical section to draw."
-	case len(r.OverlapPairs) == 0 && r.LockOverlaps == 0:
+	case len(r.Lock.Pairs) == 0 && r.Lock.Overlaps == 0:
 		v.TimelineNote = "No lock overlap: no timeline to draw."
-	case len(r.OverlapPairs) == 0:
-		v.TimelineNote = fmt.Sprintf("%d lock overlaps, none named in the result.", r.LockOverlaps)
+	case len(r.Lock.Pairs) == 0:
+		v.TimelineNote = fmt.Sprintf("%d lock overlaps, none named in the result.", r.Lock.Overlaps)
 	default:
-		for _, i := range distinctOverlaps(r.OverlapPairs, maxTimelines) {
-			p := r.OverlapPairs[i]
+		for _, i := range distinctOverlaps(r.Lock.Pairs, maxTimelines) {
+			p := r.Lock.Pairs[i]
 			chart, left := timelineChart(fmt.Sprintf("%s: who held the lock around overlap %d", r.Impl, i+1), p, h, r.Faults)
 			s := overlapSpan(p)
 			tv := timelineView{
@@ -468,7 +468,7 @@ func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir st
 		if h == nil {
 			v.TimelineNote = "Only the overlapping pair is drawn: " + missing + "."
 		}
-		if n := r.LockOverlaps; n > len(v.Timelines) {
+		if n := r.Lock.Overlaps; n > len(v.Timelines) {
 			v.TimelineNote = strings.TrimSpace(v.TimelineNote + fmt.Sprintf(" %d of %d overlaps drawn.", len(v.Timelines), n))
 		}
 	}

@@ -80,10 +80,10 @@ func CombineRepetitions(reps []Run) Run {
 		if i == rep {
 			out.Notes = append(out.Notes, r.Notes...)
 		}
-		out.DataSafety = worse(out.DataSafety, r.DataSafety)
-		out.LockSafety = worse(out.LockSafety, r.LockSafety)
-		out.Liveness = worse(out.Liveness, r.Liveness)
-		out.Linearizability = worse(out.Linearizability, r.Linearizability)
+		out.Data.Status = worse(out.Data.Status, r.Data.Status)
+		out.Lock.Status = worse(out.Lock.Status, r.Lock.Status)
+		out.Liveness.Status = worse(out.Liveness.Status, r.Liveness.Status)
+		out.Linearizability.Status = worse(out.Linearizability.Status, r.Linearizability.Status)
 	}
 	out.Notes = append(out.Notes, fmt.Sprintf("median of %d repetitions; counts, overlaps and charts are those of repetition %d", len(reps), rep+1))
 

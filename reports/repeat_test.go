@@ -90,16 +90,16 @@ func TestCombineRepetitionsAnyFailureFails(t *testing.T) {
 	if got.Verdict != Fail {
 		t.Fatalf("verdict %s, want fail", got.Verdict)
 	}
-	if got.LockSafety != checker.Violated || got.DataSafety != checker.Violated || got.Linearizability != checker.Illegal {
-		t.Errorf("statuses lock %s, data %s, lin %s: want the failing repetition's", got.LockSafety, got.DataSafety, got.Linearizability)
+	if got.Lock.Status != checker.Violated || got.Data.Status != checker.Violated || got.Linearizability.Status != checker.Illegal {
+		t.Errorf("statuses lock %s, data %s, lin %s: want the failing repetition's", got.Lock.Status, got.Data.Status, got.Linearizability.Status)
 	}
 	if len(got.Reasons) != len(bad.Reasons) || !strings.HasPrefix(got.Reasons[0], "repetition 3 of 3: ") {
 		t.Errorf("reasons = %q, want the failing repetition's, prefixed", got.Reasons)
 	}
 	// The counts and overlaps are those of the failing repetition, so the
 	// report draws the violation.
-	if got.Oversold != 1 || got.LockOverlaps != 1 || !reflect.DeepEqual(got.OverlapPairs, bad.OverlapPairs) {
-		t.Errorf("oversold %d, overlaps %d: want the failing repetition's", got.Oversold, got.LockOverlaps)
+	if got.Oversold != 1 || got.Lock.Overlaps != 1 || !reflect.DeepEqual(got.Lock.Pairs, bad.Lock.Pairs) {
+		t.Errorf("oversold %d, overlaps %d: want the failing repetition's", got.Oversold, got.Lock.Overlaps)
 	}
 	if got.Repetitions[2].Verdict != Fail || got.Repetitions[0].Verdict != Pass {
 		t.Errorf("repetitions = %+v", got.Repetitions)

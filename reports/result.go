@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,8 +112,12 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // Run is the outcome of one implementation's run: the workload, the
 // checker's verdict, and the performance measured from the history.
-// Times inside the nested history and checker types (OverlapPairs, Faults)
-// are nanoseconds since the run's start, as recorded.
+//
+// The checker's report is embedded rather than copied: its Data, Liveness
+// and Lock parts are fields of Run (r.Oversold, r.Lock.Overlaps), and
+// their JSON keys are the run's own, so result.json stays one flat object
+// per run. Times inside the checker types (OverlapPairs, FirstIllegal) and
+// the faults are nanoseconds since the run's start, as recorded.
 type Run struct {
 	// Impl is the lock implementation that guarded the sale.
 	Impl string `json:"impl"`
@@ -133,61 +138,17 @@ type Run struct {
 	// Notes say what is worth knowing but did not fail the run (a fenced
 	// implementation's lock overlaps, for one).
 	Notes []string `json:"notes"`
-	// DataSafety is the status of the data-safety check: ok, violated,
-	// illegal or unknown.
-	DataSafety checker.Status `json:"data_safety"`
-	// LockSafety is the status of the lock-safety check: ok, violated, or
-	// n/a for an implementation without a lock.
-	LockSafety checker.Status `json:"lock_safety"`
-	// Liveness is the status of the liveness check: ok or violated.
-	Liveness checker.Status `json:"liveness"`
-	// Linearizability is the status of the porcupine check of the
-	// inventory: ok, illegal, or unknown when the search ran out of time.
-	Linearizability checker.Status `json:"linearizability"`
 
-	// Sold counts attempts that told their buyer the unit was theirs.
-	Sold int64 `json:"sold"`
-	// Orders is the number of orders the store recorded.
-	Orders int64 `json:"orders"`
-	// FinalStock is the inventory counter's value after the run.
-	FinalStock int64 `json:"final_stock"`
-	// Oversold counts orders not backed by stock.
-	Oversold int64 `json:"oversold"`
-	// LostOrders counts confirmed sales whose order the store lost.
-	LostOrders int64 `json:"lost_orders"`
-	// DuplicateOrders counts orders beyond a user's first.
-	DuplicateOrders int64 `json:"duplicate_orders"`
-	// DuplicateSales counts users the history shows sold more than once
-	// while the store shows one order.
-	DuplicateSales int64 `json:"duplicate_sales"`
-	// Mismatched counts answers that contradict the stock their attempt
-	// read (sold after reading none, "sold out" after reading a unit).
-	Mismatched int64 `json:"mismatched"`
-	// Unsold is the stock left when buyers were sent away (zero otherwise).
-	Unsold int64 `json:"unsold"`
-	// GaveUp counts buyers whose last attempt ended without an answer on
-	// the stock.
-	GaveUp int `json:"gave_up"`
-	// Refused counts writes the store refused with no newer fencing token
-	// taken before.
-	Refused int `json:"refused"`
-	// SentAway counts buyers left without a unit while the sale may have
-	// had one: gave up, refused with no newer token, or told "sold out"
-	// after reading a unit.
-	SentAway int `json:"sent_away"`
-	// LostReleases counts releases that found the lock no longer held.
-	LostReleases int `json:"lost_releases"`
-	// Indeterminate counts attempts whose write outcome is unknown.
-	Indeterminate int `json:"indeterminate"`
-	// LockOverlaps counts critical sections that began while a different
-	// owner still held the lock.
-	LockOverlaps int `json:"lock_overlaps"`
-	// OverlapPairs names the first few overlaps.
-	OverlapPairs []checker.Overlap `json:"overlap_pairs"`
-	// Overtakes counts the buyers granted the lock before one who had
-	// asked for it more than checker.FairnessMargin earlier and was still
-	// waiting (0 for a sale without a lock).
-	Overtakes int64 `json:"overtakes"`
+	// Data is the data-safety check: its status (data_safety), the
+	// linearizability check of the inventory, and the audit of the orders
+	// and the stock.
+	checker.Data
+	// Liveness is the liveness check: its status, the buyers sent away,
+	// the refused writes, whether the run was cut short and by what.
+	checker.Liveness
+	// Lock is the lock-safety check: its status, the overlapping critical
+	// sections, lost releases and overtakes.
+	checker.Lock
 
 	// Latency holds the latency distributions, in microseconds.
 	Latency Latency `json:"latency_us"`
@@ -207,11 +168,6 @@ type Run struct {
 	Commands int64 `json:"commands"`
 	// DurationMS is the run's length in milliseconds, to the microsecond.
 	DurationMS float64 `json:"duration_ms"`
-	// CutShort is true when --timeout or an interrupt ended the run.
-	CutShort bool `json:"cut_short"`
-	// CutBy says what cut the run short: timeout or interrupt; empty
-	// when nothing did.
-	CutBy string `json:"cut_by,omitempty"`
 	// Faults lists the faults injected while the run went on.
 	Faults []history.Fault `json:"faults"`
 	// Sales is units sold over time.
@@ -219,10 +175,6 @@ type Run struct {
 	// History is the path of the saved history file, relative to the
 	// directory of result.json; empty when the history was not kept.
 	History string `json:"history,omitempty"`
-	// FirstIllegal bounds the first segment of the inventory history that
-	// the linearizability check proved illegal (ns since the run's start);
-	// nil unless Linearizability is illegal.
-	FirstIllegal *checker.Window `json:"first_illegal,omitempty"`
 	// Visualization is the path of porcupine's HTML view of the first
 	// illegal segment, relative to the directory of result.json; empty
 	// when none was written.
@@ -241,38 +193,19 @@ func NewRun(h *history.History, rep checker.Report) Run {
 	if rep.Pass {
 		verdict = Pass
 	}
-	return Run{
+	r := Run{
 		Impl:    h.Header.Impl,
 		Backend: h.Header.Backend,
 		Nodes:   h.Header.Nodes,
 		Clients: h.Header.Clients,
 		Stock:   h.Header.Stock,
 
-		Verdict:         verdict,
-		Reasons:         nonNil(rep.Reasons),
-		Notes:           nonNil(rep.Notes),
-		DataSafety:      rep.Data.Status,
-		LockSafety:      rep.Lock.Status,
-		Liveness:        rep.Liveness.Status,
-		Linearizability: rep.Data.Linearizability.Status,
-
-		Sold:            m.sold,
-		Orders:          rep.Data.Orders,
-		FinalStock:      rep.Data.FinalStock,
-		Oversold:        rep.Data.Oversold,
-		LostOrders:      rep.Data.LostOrders,
-		DuplicateOrders: rep.Data.DuplicateOrders,
-		DuplicateSales:  rep.Data.DuplicateSales,
-		Mismatched:      rep.Data.Mismatched,
-		Unsold:          rep.Liveness.Unsold,
-		GaveUp:          rep.Liveness.GaveUp,
-		Refused:         rep.Liveness.Refused,
-		SentAway:        rep.Liveness.SentAway,
-		LostReleases:    rep.Lock.Lost,
-		Indeterminate:   rep.Data.Indeterminate,
-		LockOverlaps:    rep.Lock.Overlaps,
-		OverlapPairs:    nonNil(rep.Lock.Pairs),
-		Overtakes:       rep.Lock.Overtakes,
+		Verdict:  verdict,
+		Reasons:  nonNil(rep.Reasons),
+		Notes:    nonNil(rep.Notes),
+		Data:     rep.Data,
+		Liveness: rep.Liveness,
+		Lock:     rep.Lock,
 
 		Latency:            m.latency,
 		SalesPerSec:        m.salesPerSec,
@@ -281,12 +214,16 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Attempts:           m.attempts,
 		Commands:           h.Header.Commands,
 		DurationMS:         math.Round(float64(h.Header.Duration)/1e3) / 1e3,
-		CutShort:           h.Header.CutShort || rep.Liveness.CutShort,
-		CutBy:              string(h.Header.CutBy),
 		Faults:             nonNil(h.Faults),
 		Sales:              m.sales,
-		FirstIllegal:       rep.Data.Linearizability.FirstIllegal,
 	}
+	r.Lock.Pairs = nonNil(r.Lock.Pairs)
+	// The history's word on a cut stands even against a report that
+	// missed it.
+	if h.Header.CutShort {
+		r.CutShort, r.CutBy = true, cmp.Or(r.CutBy, h.Header.CutBy)
+	}
+	return r
 }
 
 // nonNil returns s, or an empty slice when s is nil, so that a list is

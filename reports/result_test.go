@@ -18,14 +18,13 @@ import (
 func TestNewRun(t *testing.T) {
 	tests := []struct {
 		impl string
-		want Run // the fields not taken from latency
+		want Run // the fields not taken from the report or the latency
 	}{
 		{
 			impl: "lua",
 			want: Run{
 				Impl: "lua", Backend: "redis", Nodes: 2, Clients: 6, Stock: 4,
-				Verdict: Pass, DataSafety: checker.OK, LockSafety: checker.OK, Liveness: checker.OK, Linearizability: checker.OK,
-				Sold: 4, Orders: 4, Attempts: 6, Commands: 26, DurationMS: 1000,
+				Verdict: Pass, Attempts: 6, Commands: 26, DurationMS: 1000,
 				// Four sold from the first arrival at 100ms to the last sale
 				// at 400.29ms.
 				SalesPerSec: 13.32, CommandsPerSale: 6.5, CommandsPerAttempt: 4.33,
@@ -35,8 +34,7 @@ func TestNewRun(t *testing.T) {
 			impl: "set-nx-ex",
 			want: Run{
 				Impl: "set-nx-ex", Backend: "redis", Nodes: 2, Clients: 4, Stock: 2,
-				Verdict: Fail, DataSafety: checker.Violated, LockSafety: checker.Violated, Liveness: checker.OK, Linearizability: checker.Illegal,
-				Sold: 3, Orders: 3, Oversold: 1, LockOverlaps: 1, Attempts: 4, Commands: 23, DurationMS: 1400,
+				Verdict: Fail, Attempts: 4, Commands: 23, DurationMS: 1400,
 				SalesPerSec: 2.5, CommandsPerSale: 7.67, CommandsPerAttempt: 5.75,
 			},
 		},
@@ -44,8 +42,7 @@ func TestNewRun(t *testing.T) {
 			impl: "atomic",
 			want: Run{
 				Impl: "atomic", Backend: "miniredis", Nodes: 2, Clients: 4, Stock: 3,
-				Verdict: Pass, DataSafety: checker.OK, LockSafety: checker.NotApplicable, Liveness: checker.OK, Linearizability: checker.OK,
-				Sold: 3, Orders: 3, Attempts: 4, Commands: 4, DurationMS: 100,
+				Verdict: Pass, Attempts: 4, Commands: 4, DurationMS: 100,
 				SalesPerSec: 149.25, CommandsPerSale: 1.33, CommandsPerAttempt: 1,
 			},
 		},
@@ -59,8 +56,18 @@ func TestNewRun(t *testing.T) {
 			if !reflect.DeepEqual(got.Reasons, nonNil(rep.Reasons)) || !reflect.DeepEqual(got.Notes, nonNil(rep.Notes)) {
 				t.Errorf("reasons, notes = %q, %q, want %q, %q", got.Reasons, got.Notes, rep.Reasons, rep.Notes)
 			}
-			if !reflect.DeepEqual(got.OverlapPairs, nonNil(rep.Lock.Pairs)) {
-				t.Errorf("overlap pairs = %+v, want %+v", got.OverlapPairs, rep.Lock.Pairs)
+			// The report's parts are the run's, the overlaps a list even
+			// when there are none.
+			wantLock := rep.Lock
+			wantLock.Pairs = nonNil(wantLock.Pairs)
+			if !reflect.DeepEqual(got.Data, rep.Data) || !reflect.DeepEqual(got.Lock, wantLock) || !reflect.DeepEqual(got.Liveness, rep.Liveness) {
+				t.Errorf("checks = %+v, %+v, %+v, want the report's %+v, %+v, %+v", got.Data, got.Lock, got.Liveness, rep.Data, wantLock, rep.Liveness)
+			}
+			if got.Lock.Pairs == nil {
+				t.Errorf("overlap pairs nil, want an empty list")
+			}
+			if got.Sold != rep.Data.Sold || got.FirstIllegal != rep.Data.Linearizability.FirstIllegal {
+				t.Errorf("sold %d, first illegal %v: want the report's promoted, %d, %v", got.Sold, got.FirstIllegal, rep.Data.Sold, rep.Data.Linearizability.FirstIllegal)
 			}
 			if !reflect.DeepEqual(got.Faults, nonNil(h.Faults)) {
 				t.Errorf("faults = %+v, want %+v", got.Faults, h.Faults)
@@ -75,11 +82,8 @@ func TestNewRun(t *testing.T) {
 				t.Errorf("sales = %+v, want %v buckets of 100ms", got.Sales, tt.want.DurationMS/100)
 			}
 
-			if !reflect.DeepEqual(got.FirstIllegal, rep.Data.Linearizability.FirstIllegal) {
-				t.Errorf("first illegal = %+v, want %+v", got.FirstIllegal, rep.Data.Linearizability.FirstIllegal)
-			}
-
-			got.Reasons, got.Notes, got.OverlapPairs, got.Faults, got.FirstIllegal = nil, nil, nil, nil, nil
+			got.Reasons, got.Notes, got.Faults = nil, nil, nil
+			got.Data, got.Lock, got.Liveness = checker.Data{}, checker.Lock{}, checker.Liveness{}
 			got.Latency, got.Sales = Latency{}, Series{}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("NewRun:\ngot  %+v\nwant %+v", got, tt.want)
@@ -140,6 +144,34 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(first.Bytes(), second.Bytes()) {
 		t.Errorf("writing what was read gives different JSON:\n%s\nthen\n%s", first.Bytes(), second.Bytes())
+	}
+}
+
+// TestReadOlderResult reads a result written before Run embedded the
+// checker's report (its keys in another order, without the
+// linearizability check's figures): the runs are the same, those figures
+// zero.
+func TestReadOlderResult(t *testing.T) {
+	got, err := ReadFile(filepath.Join("testdata", "result.older.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fixtureResult(t)
+	for i := range want.Runs {
+		lin := &want.Runs[i].Linearizability
+		lin.Ops, lin.Segments, lin.Elapsed = 0, 0, 0
+	}
+	got.Started = want.Started
+	if len(got.Runs) != len(want.Runs) {
+		t.Fatalf("%d runs, want %d", len(got.Runs), len(want.Runs))
+	}
+	for i := range want.Runs {
+		if !reflect.DeepEqual(got.Runs[i], want.Runs[i]) {
+			t.Errorf("run %s:\ngot  %+v\nwant %+v", want.Runs[i].Impl, got.Runs[i], want.Runs[i])
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("result:\ngot  %+v\nwant %+v", got, want)
 	}
 }
 
@@ -265,20 +297,30 @@ func TestSchemaDocumented(t *testing.T) {
 	for _, m := range regexp.MustCompile("`([a-z0-9_.]+)`").FindAllStringSubmatch(string(doc), -1) {
 		documented[m[1]] = true
 	}
-	for _, v := range []any{
-		Result{}, Config{}, Run{}, MatrixCell{}, Latency{}, Summary{}, Point{}, Series{},
-		checker.Overlap{}, checker.OpRef{}, history.Fault{}, checker.Window{}, Repetition{}, CellSweep{}, SweepPoint{},
-	} {
-		typ := reflect.TypeOf(v)
+	// check looks at typ's fields and, through an embedded struct (the
+	// checker's parts of a Run), at the fields JSON lifts from it.
+	var check func(typ reflect.Type)
+	check = func(typ reflect.Type) {
 		for i := range typ.NumField() {
-			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			if name == "" || name == "-" {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				check(f.Type)
+				continue
+			}
+			if name == "" || name == "-" || !f.IsExported() {
 				continue
 			}
 			if !documented[name] {
 				t.Errorf("SCHEMA.md does not document %s's field `%s`", typ, name)
 			}
 		}
+	}
+	for _, v := range []any{
+		Result{}, Config{}, Run{}, MatrixCell{}, Latency{}, Summary{}, Point{}, Series{},
+		checker.Overlap{}, checker.OpRef{}, checker.Overtake{}, history.Fault{}, checker.Window{}, Repetition{}, CellSweep{}, SweepPoint{},
+	} {
+		check(reflect.TypeOf(v))
 	}
 }
 

@@ -411,7 +411,7 @@ func salesChart(title string, r *Run, a axes) template.HTML {
 			b.f(`<text class="illegallabel" x="%s" y="%s">first illegal</text>`, num(x0+3), num(marginT+10))
 		}
 	}
-	for _, p := range r.OverlapPairs {
+	for _, p := range r.Lock.Pairs {
 		xx := x(p.B.From)
 		b.f(`<path class="overlapmark" d="M%s %s l-4 7 h8 z"><title>lock overlap: client %d entered at %s while client %d held the lock</title></path>`,
 			num(xx), num(bottom), p.B.Client, formatAt(p.B.From), p.A.Client)

@@ -31,12 +31,12 @@ var columns = []column{
 	{"SOLD", true, func(r *Run) string { return fmt.Sprintf("%d/%d", r.Sold, r.Stock) }},
 	{"OVERSOLD", true, func(r *Run) string { return strconv.FormatInt(r.Oversold, 10) }},
 	{"OVERLAPS", true, func(r *Run) string {
-		if r.LockSafety == checker.NotApplicable {
+		if r.Lock.Status == checker.NotApplicable {
 			return "-"
 		}
-		return strconv.Itoa(r.LockOverlaps)
+		return strconv.Itoa(r.Lock.Overlaps)
 	}},
-	{"LINEARIZABLE", false, func(r *Run) string { return orDash(string(r.Linearizability)) }},
+	{"LINEARIZABLE", false, func(r *Run) string { return orDash(string(r.Linearizability.Status)) }},
 	{"P50", true, func(r *Run) string { return latencyCell(r.Latency.Purchase, r.Latency.Purchase.P50) }},
 	{"P99", true, func(r *Run) string { return latencyCell(r.Latency.Purchase, r.Latency.Purchase.P99) }},
 	{"SALES/S", true, func(r *Run) string { return ratioCell(r.SalesPerSec, r.Sold) }},

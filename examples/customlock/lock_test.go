@@ -63,12 +63,12 @@ func TestPauseNoLeaseCanSurvive(t *testing.T) {
 			if len(run.Faults) == 0 {
 				t.Fatal("pause-holder never fired")
 			}
-			if run.LockSafety != checker.Violated {
-				t.Errorf("lock safety %s: a pause past the lease must let a second holder in", run.LockSafety)
+			if run.Lock.Status != checker.Violated {
+				t.Errorf("lock safety %s: a pause past the lease must let a second holder in", run.Lock.Status)
 			}
-			safe := run.DataSafety == checker.OK && run.Oversold == 0
+			safe := run.Data.Status == checker.OK && run.Oversold == 0
 			if safe != tt.safe {
-				t.Errorf("data safety %s, oversold %d; want the data safe: %v\n%s", run.DataSafety, run.Oversold, tt.safe, strings.Join(run.Reasons, "\n"))
+				t.Errorf("data safety %s, oversold %d; want the data safe: %v\n%s", run.Data.Status, run.Oversold, tt.safe, strings.Join(run.Reasons, "\n"))
 			}
 		})
 	}
