@@ -277,9 +277,9 @@ func writeGrid(w io.Writer, g reports.Grid) {
 			case c == nil:
 				row = append(row, "")
 			case c.Match:
-				row = append(row, reports.MeasuredMark(c.Measured))
+				row = append(row, c.Mark())
 			default:
-				row = append(row, reports.MeasuredMark(c.Measured)+"!")
+				row = append(row, c.Mark()+"!")
 			}
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
@@ -316,7 +316,7 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 		row := []string{c.Cell, c.Expected}
 		breaks := "never"
 		for _, p := range c.Sweep.Points {
-			row = append(row, sweepMark(p))
+			row = append(row, p.Mark())
 			if p.Value == c.Sweep.BreaksAt {
 				breaks = fmt.Sprintf("%s (%s)", p.Value, time.Duration(p.DurationMS*float64(time.Millisecond)))
 			}
@@ -329,9 +329,6 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 	tw.Flush()
 	fmt.Fprintln(w, "  "+reports.MarkLegend)
 }
-
-// sweepMark is a sweep value's run in one or two letters.
-func sweepMark(p reports.SweepPoint) string { return reports.MeasuredMark(p.Measured) }
 
 // cellCommand is the run command that reproduces one cell: the cell's
 // implementation, fault and workload (matrix.Cell.Flags), the servers,

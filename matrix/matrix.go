@@ -232,7 +232,7 @@ func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.Matrix
 			return reports.MatrixCell{}, err
 		}
 		mc.Nodes, last, lastFault = nodes, run, entry
-		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: Measured(run), Faults: len(run.Faults)}
+		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: Measured(run), Faults: len(run.Faults), Checks: run.Checks()}
 		struck := cellStruck(cell, run)
 		judged = append(judged, SweepRun{Struck: struck, Meets: meets(cell.Want, run)})
 		if struck {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/checker"
 )
 
 // gateResult is a result of the passing fixture runs with the given
@@ -89,6 +91,47 @@ func TestGateLiveness(t *testing.T) {
 	want := []Regression{{Impl: "lua", Metric: MetricLiveness, Detail: "liveness violated: liveness: 3 units unsold while 40 buyers gave up"}}
 	if !reflect.DeepEqual(g.Regressions, want) {
 		t.Errorf("regressions = %+v, want %+v", g.Regressions, want)
+	}
+}
+
+// TestGateSafetyOrLiveness: a failing run counts against safety or
+// liveness by its checks' statuses and the lock's fencing, whatever its
+// reasons say.
+func TestGateSafetyOrLiveness(t *testing.T) {
+	tests := []struct {
+		name       string
+		data, lock checker.Status
+		fencing    bool
+		reason     string
+		metric     string
+		detail     string
+	}{
+		{"overlaps of a fenced store, liveness failed", checker.OK, checker.Violated, true,
+			"liveness: 3 units unsold while 40 buyers gave up", MetricLiveness, "liveness violated: "},
+		{"overlaps of an unfenced lock, the reasons silent on them", checker.OK, checker.Violated, false,
+			"liveness: 3 units unsold while 40 buyers gave up", MetricSafety, "lock safety violated, liveness violated: "},
+		{"no overlap, reasons that name mutual exclusion", checker.OK, checker.OK, false,
+			"liveness: mutual exclusion held, 3 units unsold", MetricLiveness, "liveness violated: "},
+		{"data undecided", checker.Unknown, checker.OK, false,
+			"linearizability unknown: check timed out after 10s", MetricSafety, "data safety unknown, liveness violated: "},
+		{"data violated under a fenced store", checker.Violated, checker.Violated, true,
+			"oversold 1 unit", MetricSafety, "data safety violated, liveness violated: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := gateResult(t, 1000, 100, 10)
+			run := &r.Runs[0]
+			run.Verdict, run.Reasons = Fail, []string{tt.reason}
+			run.Data.Status, run.Lock.Status, run.Lock.Fencing, run.Liveness.Status = tt.data, tt.lock, tt.fencing, checker.Violated
+			if tt.lock == checker.Violated {
+				run.Lock.Overlaps = 1
+			}
+			g := Gate(nil, r, DefaultThresholds)
+			want := []Regression{{Impl: "lua", Metric: tt.metric, Detail: tt.detail + tt.reason}}
+			if !reflect.DeepEqual(g.Regressions, want) {
+				t.Errorf("regressions:\ngot  %+v\nwant %+v", g.Regressions, want)
+			}
+		})
 	}
 }
 

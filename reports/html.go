@@ -273,7 +273,7 @@ func newMatrixView(cells []MatrixCell) *matrixView {
 					continue
 				}
 				row.Cells = append(row.Cells, gridCellView{
-					Mark: MeasuredMark(c.Measured), Match: c.Match,
+					Mark: c.Mark(), Match: c.Match,
 					Title: fmt.Sprintf("%s: expected %s, measured %s", c.Cell, c.Expected, c.Measured),
 				})
 			}

@@ -416,6 +416,11 @@ func fixtureMatrix(t *testing.T) *Result {
 	}
 	for i, c := range cells {
 		r := res.Runs[i]
+		if c.fault != "" && len(r.Faults) == 0 {
+			// The cell's fault struck, or it would measure "fault never
+			// fired".
+			r.Faults = []history.Fault{{Name: c.fault, Node: 0, Client: -1, Start: 200_000_000, End: 400_000_000}}
+		}
 		name := r.Impl + "/" + cmp.Or(c.fault, "none")
 		res.Matrix = append(res.Matrix, MatrixCell{
 			Cell: name, Impl: r.Impl, Fault: c.fault, Nodes: 2,

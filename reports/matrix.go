@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/words"
 )
 
@@ -63,6 +64,22 @@ type SweepPoint struct {
 	Broke bool `json:"broke"`
 	// Faults counts the injections.
 	Faults int `json:"faults"`
+	// Checks are the statuses of the run's checks, what its mark is read
+	// from; empty in results written before they were recorded.
+	Checks
+}
+
+// Checks are the statuses of a run's data, lock and liveness checks: what
+// a measured verdict is read from.
+type Checks struct {
+	Data     checker.Status `json:"data_safety,omitempty"`
+	Lock     checker.Status `json:"lock_safety,omitempty"`
+	Liveness checker.Status `json:"liveness,omitempty"`
+}
+
+// Checks returns the statuses of r's checks.
+func (r *Run) Checks() Checks {
+	return Checks{Data: r.Data.Status, Lock: r.Lock.Status, Liveness: r.Liveness.Status}
 }
 
 // Differing counts the cells whose measured verdict missed the expectation.
@@ -114,11 +131,14 @@ func (s *CellSweep) Summary() string {
 	return out + "; breaks at " + s.BreaksAt
 }
 
-// MeasuredMark is a measured verdict in one or two letters, for a grid:
-// ok (safe), L (overlap), D (oversell), L+D (both), X (deadlock), - (the
-// fault never fired), ? (undecided).
-func MeasuredMark(measured string) string {
-	lock, data := strings.Contains(measured, "overlap"), strings.Contains(measured, "oversell")
+// Mark is what a run showed in one or two letters, for a grid, read from
+// the statuses of its checks as the truth table reads them: ok (safe), L
+// (an overlap: lock safety violated), D (an oversell: data safety violated
+// or illegal), L+D (both), X (a deadlock: liveness violated), ? (data
+// safety undecided, or not recorded).
+func (c Checks) Mark() string {
+	lock := c.Lock == checker.Violated
+	data := c.Data == checker.Violated || c.Data == checker.Illegal
 	switch {
 	case lock && data:
 		return "L+D"
@@ -126,17 +146,45 @@ func MeasuredMark(measured string) string {
 		return "L"
 	case data:
 		return "D"
-	case measured == "safe":
-		return "ok"
-	case measured == "deadlock":
+	case c.Data == checker.Unknown || c.Data == "":
+		return "?"
+	case c.Liveness == checker.Violated:
 		return "X"
-	case strings.Contains(measured, "never fired"):
-		return "-"
 	}
-	return "?"
+	return "ok"
 }
 
-// MarkLegend says what MeasuredMark's letters mean.
+// Mark is what the cell's run showed in one or two letters (Checks.Mark),
+// or - when the cell's fault never fired.
+func (c *MatrixCell) Mark() string {
+	if !c.fired() {
+		return "-"
+	}
+	return c.Run.Checks().Mark()
+}
+
+// fired reports whether the cell's fault struck: always for a cell without
+// a fault; for a sweep, at one value at least; otherwise in the cell's run.
+func (c *MatrixCell) fired() bool {
+	switch {
+	case c.Fault == "":
+		return true
+	case c.Sweep != nil:
+		return slices.ContainsFunc(c.Sweep.Points, func(p SweepPoint) bool { return p.Faults > 0 })
+	}
+	return len(c.Run.Faults) > 0
+}
+
+// Mark is what the run at this value showed in one or two letters
+// (Checks.Mark), or - when the fault never fired.
+func (p SweepPoint) Mark() string {
+	if p.Faults == 0 {
+		return "-"
+	}
+	return p.Checks.Mark()
+}
+
+// MarkLegend says what the letters of Mark mean.
 const MarkLegend = "ok: safe; L: overlap; D: oversell; L+D: both; X: deadlock; ?: unknown; -: the fault never fired"
 
 // Grid is a matrix as implementations (rows) by faults (columns).
