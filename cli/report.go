@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/reports/htmlreport"
 	"github.com/spf13/pflag"
 )
 
@@ -48,12 +49,12 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return usageErr("report: give result.json files or the directories holding them (see lockbench report --help)")
 	}
-	var sources []*reports.Source
+	var sources []*htmlreport.Source
 	for _, a := range fs.Args() {
 		if strings.HasSuffix(a, ".history.jsonl") {
 			return usageErr("report: %s is a history, not a result: give the result.json beside it or its directory (%s); `lockbench check %s` re-checks the history", a, filepath.Dir(a), a)
 		}
-		src, err := reports.LoadSource(a)
+		src, err := htmlreport.LoadSource(a)
 		if err != nil {
 			return usageErr("report: %v", err)
 		}
@@ -68,7 +69,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if title == "" && len(sources) > 1 {
 		title = "lockbench comparison"
 	}
-	if err := reports.WriteHTMLFile(o.output, reports.HTMLOptions{Title: title}, sources...); err != nil {
+	if err := htmlreport.WriteFile(o.output, htmlreport.Options{Title: title}, sources...); err != nil {
 		return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", o.output)
@@ -79,9 +80,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 // in dir, and says where on stderr. The error is an exitError.
 func writeRunReport(dir string, stderr io.Writer) error {
 	path := filepath.Join(dir, "report.html")
-	src, err := reports.LoadSource(dir)
+	src, err := htmlreport.LoadSource(dir)
 	if err == nil {
-		err = reports.WriteHTMLFile(path, reports.HTMLOptions{}, src)
+		err = htmlreport.WriteFile(path, htmlreport.Options{}, src)
 	}
 	if err != nil {
 		return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}

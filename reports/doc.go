@@ -1,7 +1,14 @@
 // Package reports turns recorded histories and the checker's verdicts into
 // what a person or a later tool reads: result.json (a Result holding one Run
-// per implementation, documented in SCHEMA.md) and the terminal summary
-// table.
+// per implementation, documented in SCHEMA.md), the terminal summary table,
+// the regression gate, JUnit XML, and the matrix's cells and grid. The HTML
+// report is drawn from these types by package reports/htmlreport, which
+// imports this one; nothing here imports it.
+//
+// A Run embeds the checker's report (checker.Data, checker.Liveness and
+// checker.Lock) rather than copying it field by field: the checker's types
+// carry result.json's keys, and what a result says of safety is read from
+// their statuses and counts, never from the words of the reasons.
 //
 // Latencies are measured with HdrHistogram at microsecond resolution and
 // counted from each attempt's scheduled arrival rather than from when a

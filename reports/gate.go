@@ -127,7 +127,7 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 		for i := range baseline.Runs {
 			base[baseline.Runs[i].Impl] = &baseline.Runs[i]
 		}
-		if diffs := workloadDiffs(baseline.Config, current.Config); len(diffs) > 0 {
+		if diffs := WorkloadDiffs(baseline.Config, current.Config); len(diffs) > 0 {
 			// Figures of another workload say nothing of this one:
 			// safety and liveness are judged, performance is not compared.
 			g.Notes = append(g.Notes, "the baseline ran another workload ("+strings.Join(diffs, "; ")+"): performance not compared, safety and liveness judged")
@@ -209,11 +209,11 @@ func failureDetail(r *Run) string {
 	return s
 }
 
-// workloadDiffs names the settings that make a workload in which a and b
+// WorkloadDiffs names the settings that make a workload in which a and b
 // differ, each as "clients 20000 vs 6": figures of two workloads do not
 // compare. Business time (hold) is left out: it is what a change under
 // test adds.
-func workloadDiffs(a, b Config) []string {
+func WorkloadDiffs(a, b Config) []string {
 	var out []string
 	diff := func(name string, x, y string) {
 		if x != y {

@@ -239,9 +239,9 @@ type Recovery struct {
 	Never bool
 }
 
-// recoveries measures the recovery after each fault of r; none without a
-// baseline (a fault at the start, or no latency series).
-func recoveries(r *Run) []Recovery {
+// Recoveries measures the recovery after each fault of r that ended; none
+// without a baseline (a fault at the start, or no latency series).
+func Recoveries(r *Run) []Recovery {
 	s := r.Sales
 	if len(s.P99MS) == 0 || len(r.Faults) == 0 || s.BucketMS <= 0 {
 		return nil

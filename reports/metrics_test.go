@@ -330,7 +330,7 @@ func TestRecoveries(t *testing.T) {
 		{"a fault that never ended", run([]float64{10, 10, 400}, history.Fault{Name: "latency", Start: 200 * ms}), nil},
 	}
 	for _, tt := range tests {
-		if got := recoveries(tt.r); !slices.Equal(got, tt.want) {
+		if got := Recoveries(tt.r); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}

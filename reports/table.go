@@ -37,11 +37,11 @@ var columns = []column{
 		return strconv.Itoa(r.Lock.Overlaps)
 	}},
 	{"LINEARIZABLE", false, func(r *Run) string { return orDash(string(r.Linearizability.Status)) }},
-	{"P50", true, func(r *Run) string { return latencyCell(r.Latency.Purchase, r.Latency.Purchase.P50) }},
-	{"P99", true, func(r *Run) string { return latencyCell(r.Latency.Purchase, r.Latency.Purchase.P99) }},
-	{"SALES/S", true, func(r *Run) string { return ratioCell(r.SalesPerSec, r.Sold) }},
-	{"CMD/SALE", true, func(r *Run) string { return ratioCell(r.CommandsPerSale, r.Sold) }},
-	{"CMD/ATTEMPT", true, func(r *Run) string { return ratioCell(r.CommandsPerAttempt, r.Attempts) }},
+	{"P50", true, func(r *Run) string { return FormatLatency(r.Latency.Purchase, r.Latency.Purchase.P50) }},
+	{"P99", true, func(r *Run) string { return FormatLatency(r.Latency.Purchase, r.Latency.Purchase.P99) }},
+	{"SALES/S", true, func(r *Run) string { return FormatRatio(r.SalesPerSec, r.Sold) }},
+	{"CMD/SALE", true, func(r *Run) string { return FormatRatio(r.CommandsPerSale, r.Sold) }},
+	{"CMD/ATTEMPT", true, func(r *Run) string { return FormatRatio(r.CommandsPerAttempt, r.Attempts) }},
 }
 
 // columnGap separates the table's columns.
@@ -111,17 +111,20 @@ func WriteTable(w io.Writer, runs []Run) error {
 	return err
 }
 
-// latencyCell formats one percentile of s, or a dash when s is empty.
-func latencyCell(s Summary, us int64) string {
+// FormatLatency formats us, one percentile of s, as FormatMicros does, or
+// as a dash when s recorded nothing: the summary table's and the HTML
+// report's latency cells.
+func FormatLatency(s Summary, us int64) string {
 	if s.Count == 0 {
 		return "-"
 	}
 	return FormatMicros(us)
 }
 
-// ratioCell formats a ratio whose denominator is d, or a dash when d is
-// zero and the ratio means nothing.
-func ratioCell(x float64, d int64) string {
+// FormatRatio formats a ratio whose denominator is d (a whole number from
+// 100 up, one decimal below), or a dash when d is zero and the ratio means
+// nothing.
+func FormatRatio(x float64, d int64) string {
 	if d == 0 {
 		return "-"
 	}

@@ -1,4 +1,4 @@
-package reports
+package htmlreport
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/reports"
 )
 
 // The charts are inline SVG drawn here, in Go: the report needs no chart
@@ -72,7 +73,7 @@ func num(x float64) string {
 type series struct {
 	name   string
 	colour string
-	points []Point
+	points []reports.Point
 }
 
 // spectrumX maps a percentile to HdrHistogram's log axis,
@@ -149,7 +150,7 @@ func spectrumChart(title string, ss []series) template.HTML {
 		for _, p := range s.points {
 			b.f(`<circle cx="%s" cy="%s" r="2.5" fill="%s"><title>%s p%s: %s</title></circle>`,
 				num(px(p.Percentile)), num(py(p.ValueUS)), s.colour, esc(s.name),
-				strconv.FormatFloat(p.Percentile, 'f', -1, 64), FormatMicros(p.ValueUS))
+				strconv.FormatFloat(p.Percentile, 'f', -1, 64), reports.FormatMicros(p.ValueUS))
 		}
 		// The legend, top left, where a spectrum starts low.
 		ly := marginT + 4 + float64(i)*16
@@ -293,7 +294,7 @@ type axes struct {
 }
 
 // sharedAxes returns the axes of runs.
-func sharedAxes(runs []Run) axes {
+func sharedAxes(runs []reports.Run) axes {
 	a := axes{lowMS: math.Inf(1)}
 	for i := range runs {
 		r := &runs[i]
@@ -316,7 +317,7 @@ func sharedAxes(runs []Run) axes {
 // latencyChart draws the latency of the attempts arriving over the run,
 // p50 and p99 per bucket on a log axis, with the fault windows shaded: the
 // chart that shows what a fault does, and how long its effect lasts.
-func latencyChart(title string, r *Run, a axes) template.HTML {
+func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 	var b svg
 	b.open("latency", title, chartW, chartH)
 	if len(r.Sales.P99MS) == 0 || a.end <= 0 {
@@ -330,7 +331,7 @@ func latencyChart(title string, r *Run, a axes) template.HTML {
 	for k := lo; k <= hi+1e-9; k++ {
 		v := math.Pow(10, k)
 		b.f(`<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, marginL, num(y(v)), chartW-marginR, num(y(v)))
-		b.f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-4, num(y(v)+4), FormatMicros(int64(v*1000)))
+		b.f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-4, num(y(v)+4), reports.FormatMicros(int64(v*1000)))
 	}
 	b.f(`<text class="axis" x="12" y="%s" transform="rotate(-90 12 %s)" text-anchor="middle">latency</text>`, num(marginT+ph/2), num(marginT+ph/2))
 	x := timeAxis(&b, span{0, a.end}, marginL, marginL+pw, bottom)
@@ -350,7 +351,7 @@ func latencyChart(title string, r *Run, a axes) template.HTML {
 			fmt.Fprintf(&d, "%s%s %s ", pen, num(x(int64(i)*width+width/2)), num(y(min(max(v, a.lowMS), a.hiMS))))
 			pen = "L"
 		}
-		b.f(`<path class="%s" d="%s"><title>%s latency of the attempts arriving in each %s</title></path>`, line.class, strings.TrimSpace(d.String()), line.name, FormatMicros(width/1000))
+		b.f(`<path class="%s" d="%s"><title>%s latency of the attempts arriving in each %s</title></path>`, line.class, strings.TrimSpace(d.String()), line.name, reports.FormatMicros(width/1000))
 	}
 	return b.html()
 }
@@ -359,7 +360,7 @@ func latencyChart(title string, r *Run, a axes) template.HTML {
 // shared time axis a), with the fault
 // windows shaded, the first illegal segment outlined and each named lock
 // overlap marked on the time axis.
-func salesChart(title string, r *Run, a axes) template.HTML {
+func salesChart(title string, r *reports.Run, a axes) template.HTML {
 	var b svg
 	b.open("sales", title, chartW, chartH)
 	bucket := max(r.Sales.BucketMS, 1)
@@ -532,8 +533,8 @@ func timelineChart(title string, p checker.Overlap, h *history.History, faults [
 	shadeFaults(&b, faults, s, x, top-14, bottom)
 	ov0, ov1 := x(p.B.From), x(min(p.A.To, p.B.To))
 	b.f(`<rect class="overlap" x="%s" y="%s" width="%s" height="%s"><title>overlap: both held the lock for %s</title></rect>`,
-		num(ov0), num(top-4), num(max(ov1-ov0, 2)), num(bottom-top+4), FormatMicros((p.Duration+500)/1000))
-	b.f(`<text class="overlaplabel" x="%s" y="%s">overlap %s</text>`, num(ov0+3), num(top-6), FormatMicros((p.Duration+500)/1000))
+		num(ov0), num(top-4), num(max(ov1-ov0, 2)), num(bottom-top+4), reports.FormatMicros((p.Duration+500)/1000))
+	b.f(`<text class="overlaplabel" x="%s" y="%s">overlap %s</text>`, num(ov0+3), num(top-6), reports.FormatMicros((p.Duration+500)/1000))
 	for i, hd := range hs {
 		yy := top + float64(i)*rowH
 		cls := "hold"
@@ -569,7 +570,7 @@ func timelineChart(title string, p checker.Overlap, h *history.History, faults [
 // overviewChart draws every implementation's purchase p50 and p99 as bars
 // on one log axis, failures in red: fifteen implementations read at a
 // glance.
-func overviewChart(runs []Run) template.HTML {
+func overviewChart(runs []reports.Run) template.HTML {
 	const barH = 20
 	height := float64(marginT + len(runs)*barH + 30)
 	var b svg
@@ -605,7 +606,7 @@ func overviewChart(runs []Run) template.HTML {
 	for i, r := range runs {
 		yy := float64(marginT + i*barH)
 		cls := "pass"
-		if r.Verdict != Pass {
+		if r.Verdict != reports.Pass {
 			cls = "fail"
 		}
 		// A lane is a row of its verdict: "failing only" hides it.
@@ -617,10 +618,10 @@ func overviewChart(runs []Run) template.HTML {
 			continue
 		}
 		b.f(`<rect class="p99 %s" x="%s" y="%s" width="%s" height="%d"><title>%s p99 %s</title></rect>`,
-			cls, num(left), num(yy+3), num(max(x(s.P99)-left, 1)), barH-6, esc(r.Impl), FormatMicros(s.P99))
+			cls, num(left), num(yy+3), num(max(x(s.P99)-left, 1)), barH-6, esc(r.Impl), reports.FormatMicros(s.P99))
 		b.f(`<rect class="p50 %s" x="%s" y="%s" width="%s" height="%d"><title>%s p50 %s</title></rect>`,
-			cls, num(left), num(yy+7), num(max(x(s.P50)-left, 1)), barH-14, esc(r.Impl), FormatMicros(s.P50))
-		b.f(`<text class="value" x="%s" y="%s">%s / %s</text></g>`, num(x(s.P99)+4), num(yy+14), FormatMicros(s.P50), FormatMicros(s.P99))
+			cls, num(left), num(yy+7), num(max(x(s.P50)-left, 1)), barH-14, esc(r.Impl), reports.FormatMicros(s.P50))
+		b.f(`<text class="value" x="%s" y="%s">%s / %s</text></g>`, num(x(s.P99)+4), num(yy+14), reports.FormatMicros(s.P50), reports.FormatMicros(s.P99))
 	}
 	return b.html()
 }

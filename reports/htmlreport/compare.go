@@ -1,10 +1,12 @@
-package reports
+package htmlreport
 
 import (
 	"fmt"
 	"html/template"
 	"math"
 	"strings"
+
+	"github.com/lockbench/lockbench/reports"
 )
 
 // comparison is the side-by-side view of several results: one row per
@@ -57,7 +59,7 @@ const sameBand = 0.02
 func newComparison(sources []*Source, labels []string) *comparison {
 	c := &comparison{Labels: labels}
 	for i, s := range sources[1:] {
-		if diffs := workloadDiffs(sources[0].Result.Config, s.Result.Config); len(diffs) > 0 {
+		if diffs := reports.WorkloadDiffs(sources[0].Result.Config, s.Result.Config); len(diffs) > 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s ran another workload than %s (%s): its figures do not compare one to one", labels[i+1], labels[0], strings.Join(diffs, "; ")))
 		}
 	}
@@ -73,7 +75,7 @@ func newComparison(sources []*Source, labels []string) *comparison {
 	}
 	for _, impl := range order {
 		row := compareRow{Impl: impl}
-		var ref *Run
+		var ref *reports.Run
 		var ss []series
 		for i, s := range sources {
 			r := findRun(s.Result, impl)
@@ -83,11 +85,11 @@ func newComparison(sources []*Source, labels []string) *comparison {
 			}
 			p := r.Latency.Purchase
 			cell := compareCell{
-				Present: true, Verdict: r.Verdict, Pass: r.Verdict == Pass,
-				P50:   metricCell{Value: latencyCell(p, p.P50)},
-				P99:   metricCell{Value: latencyCell(p, p.P99)},
-				Sales: metricCell{Value: ratioCell(r.SalesPerSec, r.Sold)},
-				Cmds:  metricCell{Value: ratioCell(r.CommandsPerSale, r.Sold)},
+				Present: true, Verdict: r.Verdict, Pass: r.Verdict == reports.Pass,
+				P50:   metricCell{Value: reports.FormatLatency(p, p.P50)},
+				P99:   metricCell{Value: reports.FormatLatency(p, p.P99)},
+				Sales: metricCell{Value: reports.FormatRatio(r.SalesPerSec, r.Sold)},
+				Cmds:  metricCell{Value: reports.FormatRatio(r.CommandsPerSale, r.Sold)},
 			}
 			if ref == nil {
 				ref = r
@@ -99,7 +101,7 @@ func newComparison(sources []*Source, labels []string) *comparison {
 				}
 				cell.Sales.Delta, cell.Sales.Class = delta(ref.SalesPerSec, r.SalesPerSec, true)
 				cell.Cmds.Delta, cell.Cmds.Class = delta(ref.CommandsPerSale, r.CommandsPerSale, false)
-				if r.Verdict != Pass || ref.Verdict != Pass {
+				if r.Verdict != reports.Pass || ref.Verdict != reports.Pass {
 					// A run that failed its checks is never better nor
 					// worse: its figures measure something broken.
 					for _, m := range []*metricCell{&cell.P50, &cell.P99, &cell.Sales, &cell.Cmds} {
@@ -117,7 +119,7 @@ func newComparison(sources []*Source, labels []string) *comparison {
 }
 
 // findRun returns the run of impl in r, or nil.
-func findRun(r *Result, impl string) *Run {
+func findRun(r *reports.Result, impl string) *reports.Run {
 	for i := range r.Runs {
 		if r.Runs[i].Impl == impl {
 			return &r.Runs[i]

@@ -1,4 +1,4 @@
-package reports
+package htmlreport
 
 import (
 	"embed"
@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/words"
+	"github.com/lockbench/lockbench/reports"
 )
 
 // The report's page, style and script, embedded so that the HTML file is
@@ -26,11 +27,15 @@ var assets embed.FS
 
 // pageTemplate renders the report.
 var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
-	"micros": FormatMicros,
-	"ratio":  func(x float64) string { return ratioCell(x, 1) },
+	"micros": reports.FormatMicros,
+	"ratio":  func(x float64) string { return reports.FormatRatio(x, 1) },
 	"commas": func(n int64) string { return words.Commas(n) },
 	"inc":    func(i int) int { return i + 1 },
 }).ParseFS(assets, "assets/report.html.tmpl"))
+
+// ErrNoSource is returned by Write and WriteFile when given no result to
+// report.
+var ErrNoSource = errors.New("htmlreport: no result to report")
 
 // maxTimelines is how many lock overlaps of one run get a timeline.
 const maxTimelines = 3
@@ -44,7 +49,7 @@ type Source struct {
 	// (History, Visualization) are relative to it.
 	Dir string
 	// Result is the result read.
-	Result *Result
+	Result *reports.Result
 	// Histories holds the history of each run of Result, by index; an
 	// entry is nil when the history was not saved or could not be read,
 	// and the charts that need it are left out with a note.
@@ -62,7 +67,7 @@ func LoadSource(path string) (*Source, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "result.json")
 	}
-	res, err := ReadFile(path)
+	res, err := reports.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +108,12 @@ func LoadSource(path string) (*Source, error) {
 }
 
 // NewSource wraps a result held in memory, with no histories.
-func NewSource(label, dir string, r *Result) *Source {
+func NewSource(label, dir string, r *reports.Result) *Source {
 	return &Source{Label: label, Dir: dir, Result: r, Histories: make([]*history.History, len(r.Runs)), Missing: make([]string, len(r.Runs))}
 }
 
-// HTMLOptions tune WriteHTML. The zero value is ready to use.
-type HTMLOptions struct {
+// Options tune Write. The zero value is ready to use.
+type Options struct {
 	// Title heads the page; default "lockbench report".
 	Title string
 	// OutDir is the directory the HTML file is written to: links to files
@@ -118,14 +123,14 @@ type HTMLOptions struct {
 	OutDir string
 }
 
-// WriteHTML writes one self-contained HTML report of the sources: for one
+// Write writes one self-contained HTML report of the sources: for one
 // source, its verdicts and per implementation the latency spectrum, the
 // sales over time with faults shaded, and a lock-holder timeline around
 // each violation; for several, a side-by-side comparison with deltas
 // against the first, then each source's own report, folded.
-func WriteHTML(w io.Writer, opts HTMLOptions, sources ...*Source) error {
+func Write(w io.Writer, opts Options, sources ...*Source) error {
 	if len(sources) == 0 {
-		return errors.New("reports: no result to report")
+		return ErrNoSource
 	}
 	p := page{Title: opts.Title}
 	if p.Title == "" {
@@ -165,15 +170,15 @@ func WriteHTML(w io.Writer, opts HTMLOptions, sources ...*Source) error {
 	return pageTemplate.Execute(w, p)
 }
 
-// WriteHTMLFile writes the report to path, links made relative to the
+// WriteFile writes the report to path, links made relative to the
 // file's directory.
-func WriteHTMLFile(path string, opts HTMLOptions, sources ...*Source) error {
+func WriteFile(path string, opts Options, sources ...*Source) error {
 	opts.OutDir = filepath.Dir(path)
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := WriteHTML(f, opts, sources...); err != nil {
+	if err := Write(f, opts, sources...); err != nil {
 		f.Close()
 		return err
 	}
@@ -258,12 +263,12 @@ type matrixRow struct {
 }
 
 // newMatrixView builds the truth table of cells; nil without cells.
-func newMatrixView(cells []MatrixCell) *matrixView {
+func newMatrixView(cells []reports.MatrixCell) *matrixView {
 	if len(cells) == 0 {
 		return nil
 	}
-	v := &matrixView{Summary: MatrixSummary(cells) + "."}
-	if g := NewGrid(cells); len(g.Rows) > 1 && len(g.Faults) > 1 {
+	v := &matrixView{Summary: reports.MatrixSummary(cells) + "."}
+	if g := reports.NewGrid(cells); len(g.Rows) > 1 && len(g.Faults) > 1 {
 		v.Faults = g.Faults
 		for _, r := range g.Rows {
 			row := gridRowView{Impl: r.Impl}
@@ -283,7 +288,7 @@ func newMatrixView(cells []MatrixCell) *matrixView {
 	for _, c := range cells {
 		v.Rows = append(v.Rows, matrixRow{
 			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
-			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == Pass, Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
+			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == reports.Pass, Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
 		})
 	}
 	return v
@@ -335,7 +340,7 @@ type implView struct {
 	Visualization string
 	History       string
 	FirstIllegal  string
-	Repetitions   []Repetition
+	Repetitions   []reports.Repetition
 }
 
 // timelineView is one lock-holder timeline.
@@ -400,16 +405,16 @@ func slug(name string, i int) string {
 }
 
 // newVerdictRow builds the verdict table's row of run.
-func newVerdictRow(r *Run, id string) verdictRow {
+func newVerdictRow(r *reports.Run, id string) verdictRow {
 	p := r.Latency.Purchase
 	return verdictRow{
-		ID: id, Impl: r.Impl, Verdict: r.Verdict, Pass: r.Verdict == Pass,
+		ID: id, Impl: r.Impl, Verdict: r.Verdict, Pass: r.Verdict == reports.Pass,
 		Lock: newStatus(r.Lock.Status), Data: newStatus(r.Data.Status),
 		Liveness: newStatus(r.Liveness.Status), Linearizability: newStatus(r.Linearizability.Status),
 		Sold:     fmt.Sprintf("%s/%s", words.Commas(r.Sold), words.Commas(r.Stock)),
 		Oversold: words.Commas(r.Oversold), Overlaps: strconv.Itoa(r.Lock.Overlaps),
-		P50: latencyCell(p, p.P50), P99: latencyCell(p, p.P99),
-		Sales: ratioCell(r.SalesPerSec, r.Sold), Cmds: ratioCell(r.CommandsPerSale, r.Sold),
+		P50: reports.FormatLatency(p, p.P50), P99: reports.FormatLatency(p, p.P99),
+		Sales: reports.FormatRatio(r.SalesPerSec, r.Sold), Cmds: reports.FormatRatio(r.CommandsPerSale, r.Sold),
 		SoldV: r.Sold, OversoldV: r.Oversold, OverlapsV: int64(r.Lock.Overlaps),
 		P50V: p.P50, P99V: p.P99, SalesV: r.SalesPerSec, CmdsV: r.CommandsPerSale,
 		Reasons: r.Reasons, Notes: r.Notes, Repetitions: len(r.Repetitions),
@@ -418,8 +423,8 @@ func newVerdictRow(r *Run, id string) verdictRow {
 }
 
 // newImplView builds one implementation's charts.
-func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir string, ax axes) implView {
-	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Pass: r.Verdict == Pass, Repetitions: r.Repetitions}
+func newImplView(src *Source, r *reports.Run, h *history.History, missing, id, outDir string, ax axes) implView {
+	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Pass: r.Verdict == reports.Pass, Repetitions: r.Repetitions}
 	ss := []series{{name: "purchase", colour: colour(0), points: r.Latency.Purchase.Spectrum}}
 	if a := r.Latency.Acquire; a != nil {
 		ss = append(ss, series{name: "lock acquire", colour: colour(1), points: a.Spectrum})
@@ -427,11 +432,11 @@ func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir st
 	v.Spectrum = spectrumChart(r.Impl+": latency by percentile", ss)
 	v.Sales = salesChart(r.Impl+": units sold per second", r, ax)
 	v.Latency = latencyChart(r.Impl+": latency over the run", r, ax)
-	for _, rec := range recoveries(r) {
+	for _, rec := range reports.Recoveries(r) {
 		if rec.Never {
 			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 did not come back within twice its level before the faults.", rec.Fault))
 		} else {
-			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", rec.Fault, FormatMicros(int64(rec.After/time.Microsecond))))
+			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", rec.Fault, reports.FormatMicros(int64(rec.After/time.Microsecond))))
 		}
 	}
 	if r.Visualization != "" {
@@ -457,7 +462,7 @@ func newImplView(src *Source, r *Run, h *history.History, missing, id, outDir st
 			s := overlapSpan(p)
 			tv := timelineView{
 				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s. Zoomed to %s–%s.",
-					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), FormatMicros((p.Duration+500)/1000), formatAt(s.from), formatAt(s.to)),
+					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), reports.FormatMicros((p.Duration+500)/1000), formatAt(s.from), formatAt(s.to)),
 				Chart: chart,
 			}
 			if left > 0 {
@@ -504,17 +509,17 @@ func verdictWord(pass bool) string {
 // headline says in one line what a result found: the verdict, how many
 // implementations (or matrix cells) failed and which, the workload and
 // the faults.
-func headline(r *Result) (string, bool) {
+func headline(r *reports.Result) (string, bool) {
 	var parts []string
 	pass := true
 	if len(r.Matrix) > 0 {
-		d := Differing(r.Matrix)
+		d := reports.Differing(r.Matrix)
 		pass = d == 0
-		parts = append(parts, MatrixSummary(r.Matrix))
+		parts = append(parts, reports.MatrixSummary(r.Matrix))
 	} else {
 		var failed []string
 		for _, run := range r.Runs {
-			if run.Verdict != Pass {
+			if run.Verdict != reports.Pass {
 				failed = append(failed, run.Impl)
 			}
 		}

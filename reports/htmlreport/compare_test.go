@@ -1,8 +1,10 @@
-package reports
+package htmlreport
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/reports"
 )
 
 // TestComparisonJudgesNoFailingRun: a run that failed its checks (here
@@ -21,7 +23,7 @@ func TestComparisonJudgesNoFailingRun(t *testing.T) {
 	for _, row := range c.Rows {
 		cell := row.Cells[1]
 		want := "better"
-		if cell.Verdict != Pass {
+		if cell.Verdict != reports.Pass {
 			want = "failed"
 		}
 		for name, m := range map[string]metricCell{"p99": cell.P99, "sales/s": cell.Sales} {

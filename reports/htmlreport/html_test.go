@@ -1,4 +1,4 @@
-package reports
+package htmlreport
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/checker"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/reports"
 )
 
 // fixtureSource is the fixture result with its histories, set-nx-ex's
@@ -32,10 +33,10 @@ func fixtureSource(t *testing.T) *Source {
 }
 
 // render writes the HTML report of the sources.
-func render(t *testing.T, opts HTMLOptions, sources ...*Source) []byte {
+func render(t *testing.T, opts Options, sources ...*Source) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteHTML(&b, opts, sources...); err != nil {
+	if err := Write(&b, opts, sources...); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -161,9 +162,9 @@ func TestHTMLGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			page := render(t, HTMLOptions{}, tt.sources...)
+			page := render(t, Options{}, tt.sources...)
 			golden(t, tt.name+".outline.golden", []byte(outline(t, page)))
-			if again := render(t, HTMLOptions{}, tt.sources...); !bytes.Equal(page, again) {
+			if again := render(t, Options{}, tt.sources...); !bytes.Equal(page, again) {
 				t.Errorf("two renderings of the same sources differ")
 			}
 		})
@@ -175,7 +176,7 @@ func TestHTMLGolden(t *testing.T) {
 // overlap with every lock holder in its window, the fault shaded, the
 // first illegal segment marked, the porcupine link.
 func TestHTMLCharts(t *testing.T) {
-	page := string(render(t, HTMLOptions{}, fixtureSource(t)))
+	page := string(render(t, Options{}, fixtureSource(t)))
 	count := func(s string) int { return strings.Count(page, s) }
 	if n := count(`<svg class="chart spectrum"`); n != 3 {
 		t.Errorf("%d spectrum charts, want one per implementation (3)", n)
@@ -224,7 +225,7 @@ func TestHTMLCharts(t *testing.T) {
 // script, style, image or font, and a policy that forbids the browser to
 // fetch any.
 func TestHTMLSelfContained(t *testing.T) {
-	page := string(render(t, HTMLOptions{}, fixtureSource(t)))
+	page := string(render(t, Options{}, fixtureSource(t)))
 	if !strings.Contains(page, `content="default-src 'none';`) {
 		t.Errorf("no content security policy forbidding fetches")
 	}
@@ -245,7 +246,7 @@ func TestHTMLEscapes(t *testing.T) {
 	src.Result.Runs[1].Impl = `<script>alert(1)</script>`
 	src.Result.Runs[1].Faults[0].Name = `"><b>fault`
 	src.Result.Runs[1].Reasons = []string{"<i>oversold</i>"} // a new slice: the fixture's is shared
-	page := string(render(t, HTMLOptions{Title: "a <title>"}, src))
+	page := string(render(t, Options{Title: "a <title>"}, src))
 	for _, bad := range []string{"<script>alert", "<b>fault", "<i>oversold", "a <title>"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("%q reached the page unescaped", bad)
@@ -260,7 +261,7 @@ func TestHTMLWithoutHistories(t *testing.T) {
 	res := fixtureResult(t)
 	src := NewSource("bare", "testdata", res)
 	src.Missing[1] = "its history histories/set-nx-ex.jsonl was not found"
-	page := string(render(t, HTMLOptions{}, src))
+	page := string(render(t, Options{}, src))
 	tl := page[strings.Index(page, `<svg class="chart timeline"`):]
 	tl = tl[:strings.Index(tl, "</svg>")]
 	if n := strings.Count(tl, `class="hold`); n != 2 {
@@ -274,9 +275,9 @@ func TestHTMLWithoutHistories(t *testing.T) {
 	}
 }
 
-func TestWriteHTMLNoSource(t *testing.T) {
-	if err := WriteHTML(io.Discard, HTMLOptions{}); err == nil {
-		t.Errorf("no error for no source")
+func TestWriteNoSource(t *testing.T) {
+	if err := Write(io.Discard, Options{}); !errors.Is(err, ErrNoSource) {
+		t.Errorf("no source: err = %v, want %v", err, ErrNoSource)
 	}
 }
 
@@ -300,7 +301,7 @@ func TestLoadSource(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "set-nx-ex.history.jsonl"), []byte("not json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(filepath.Join(dir, "result.json"), res); err != nil {
+	if err := reports.WriteFile(filepath.Join(dir, "result.json"), res); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{dir, filepath.Join(dir, "result.json")} {
@@ -407,7 +408,7 @@ func TestDelta(t *testing.T) {
 // lua stays safe under no fault, set-nx-ex shows the overlap and oversell
 // its cell expects, and atomic's cell differs (a deadlock expected of a
 // sale with no lock, to have one cell that misses).
-func fixtureMatrix(t *testing.T) *Result {
+func fixtureMatrix(t *testing.T) *reports.Result {
 	res := fixtureResult(t)
 	cells := []struct{ fault, expected, measured string }{
 		{"", "safe", "safe"},
@@ -422,7 +423,7 @@ func fixtureMatrix(t *testing.T) *Result {
 			r.Faults = []history.Fault{{Name: c.fault, Node: 0, Client: -1, Start: 200_000_000, End: 400_000_000}}
 		}
 		name := r.Impl + "/" + cmp.Or(c.fault, "none")
-		res.Matrix = append(res.Matrix, MatrixCell{
+		res.Matrix = append(res.Matrix, reports.MatrixCell{
 			Cell: name, Impl: r.Impl, Fault: c.fault, Nodes: 2,
 			Expected: c.expected, Measured: c.measured, Match: c.expected == c.measured, Run: r,
 		})
@@ -435,7 +436,7 @@ func fixtureMatrix(t *testing.T) *Result {
 // TestHTMLMatrix: a matrix result is drawn as its truth table, one row a
 // cell, the cell that differs marked, and no empty verdict table.
 func TestHTMLMatrix(t *testing.T) {
-	page := string(render(t, HTMLOptions{}, NewSource("matrix", "testdata", fixtureMatrix(t))))
+	page := string(render(t, Options{}, NewSource("matrix", "testdata", fixtureMatrix(t))))
 	for _, want := range []string{
 		"<h3>Truth table</h3>",
 		"3 cells, 2 as expected, 1 differs.",
