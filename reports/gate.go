@@ -37,7 +37,8 @@ var DefaultThresholds = Thresholds{MaxP99Ratio: 4, MinThroughputRatio: 0.6, MaxC
 // The metrics a Regression can name.
 const (
 	// MetricSafety is a run whose data or lock safety is violated (or
-	// could not be decided): it fails the gate whatever the baseline.
+	// could not be decided), a fenced store's lock overlaps aside: it
+	// fails the gate whatever the baseline.
 	MetricSafety = "safety"
 	// MetricLiveness is a run that failed its liveness check.
 	MetricLiveness = "liveness"
