@@ -141,6 +141,9 @@ const zkSeedCrashWhy = "the catalog has no seed row; measured: the crashed node'
 // zkPartitionWhy says why a cut does not break the correct lock here.
 const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers fail instead of entering, and the cut holder's critical section ends (its write times out after the matrix's 500 ms command timeout) before its session expires (1 s). With a command timeout longer than the session timeout the holder would still be inside when the next one enters"
 
+// fairPartitionWhy is the measured truth of the fair lock under a cut.
+const fairPartitionWhy = "the catalog has no row for the fair lock; measured on redis-server over seeds 1-10 of the matrix's cell: 6 overlapped (the cut holder's lease ran out and the head of the queue took the lock), 2 stayed clean, and 2 stalled with units unsold: a waiter of the cut node at the head of the queue keeps its place until it lapses (Redisson's threadWaitTime, 5 minutes), and the lock goes to nobody else until then. The fair queue turns a partition into a stall when the cut node's waiter is first in line"
+
 // deadlockTimeout bounds the sales of the cells that expect a deadlock:
 // the matrix's sale ends in about a second when nothing is stuck, so a
 // lock that recovers still shows as one well within it.
@@ -223,7 +226,7 @@ var Truth = []Cell{
 	{Impl: "fair", Fault: "expire", Want: Overlap},
 	{Impl: "fair", Fault: "crash-holder", Want: Safe},
 	{Impl: "fair", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
-	{Impl: "fair", Fault: "partition", Want: Overlap},
+	{Impl: "fair", Fault: "partition", Timeout: deadlockTimeout, Want: Expect{Label: "overlap (most runs), or a stall", Lock: Must, Sometimes: true}, Why: fairPartitionWhy},
 
 	{Impl: "renew-naive", Want: Racy, Why: "unsafe as written: the seed passes the lease in seconds to PEXPIRE, so a 1 s lease is 1 ms, renewed every 0 ms (1 ms here); holders lose it mid-sale in most runs, not in every one"},
 
