@@ -227,7 +227,7 @@ func WorkloadDiffs(a, b Config) []string {
 		}
 		return strings.Join(l, ",")
 	}
-	diff("backend", a.Backend, b.Backend)
+	diff("backend", BackendKind(a.Backend), BackendKind(b.Backend))
 	diff("nodes", fmt.Sprint(a.Nodes), fmt.Sprint(b.Nodes))
 	diff("clients", fmt.Sprint(a.Clients), fmt.Sprint(b.Clients))
 	diff("stock", fmt.Sprint(a.Stock), fmt.Sprint(b.Stock))
@@ -236,4 +236,26 @@ func WorkloadDiffs(a, b Config) []string {
 	diff("workers", fmt.Sprint(a.Workers), fmt.Sprint(b.Workers))
 	diff("faults", list(a.Faults), list(b.Faults))
 	return out
+}
+
+// BackendKind is the kind of server a backend's name describes, without
+// its version and address: "redis 7.0.15 at 127.0.0.1:6391" and "redis
+// 7.2.4 at 127.0.0.1:7000" are both "redis", a baseline made on one
+// compares with a run on the other; "redis 7.0.15 in docker (redis:7)" is
+// "redis in docker (redis:7)", and "service at http://..." is "service".
+func BackendKind(name string) string {
+	var kept []string
+	words := strings.Fields(name)
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "at":
+			i++ // the address that follows
+		case w[0] >= '0' && w[0] <= '9' && strings.Contains(w, "."):
+			// a version
+		default:
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, " ")
 }

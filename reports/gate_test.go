@@ -251,3 +251,31 @@ func TestGateCasesWithoutGate(t *testing.T) {
 		t.Errorf("set-nx-ex time = %v, want its 1.4s run", cases[1].Time)
 	}
 }
+
+// TestBackendKind: a baseline on another version or address of the same
+// kind of server compares; another kind of server does not.
+func TestBackendKind(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"embedded (miniredis)", "embedded (miniredis)"},
+		{"redis 7.0.15 at 127.0.0.1:6391", "redis"},
+		{"redis 7.2.4 at [::1]:7000", "redis"},
+		{"redis 7.0.15 in docker (lockbench/redis:local)", "redis in docker (lockbench/redis:local)"},
+		{"5 × redis 7.0.15 at 127.0.0.1:6390", "5 × redis"},
+		{"service at http://127.0.0.1:8081,http://127.0.0.1:8082", "service"},
+		{"MariaDB 10.11.19-MariaDB-0+deb12u1 at 127.0.0.1:3306/lockbench", "MariaDB"},
+		{"", ""},
+	} {
+		if got := BackendKind(tc.name); got != tc.want {
+			t.Errorf("BackendKind(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	a := Config{Backend: "redis 7.0.15 at 127.0.0.1:6391"}
+	b := Config{Backend: "redis 7.2.4 at 127.0.0.1:7000"}
+	if d := WorkloadDiffs(a, b); len(d) != 0 {
+		t.Errorf("another version and port of Redis is another workload: %q", d)
+	}
+	b.Backend = "embedded (miniredis)"
+	if d := WorkloadDiffs(a, b); len(d) != 1 {
+		t.Errorf("a real Redis and the embedded one: diffs %q, want the backend", d)
+	}
+}

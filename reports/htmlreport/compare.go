@@ -58,9 +58,13 @@ const sameBand = 0.02
 // they first appear.
 func newComparison(sources []*Source, labels []string) *comparison {
 	c := &comparison{Labels: labels}
+	// other marks the sources that ran another workload than the first:
+	// their figures are shown, never coloured better or worse.
+	other := make([]bool, len(sources))
 	for i, s := range sources[1:] {
 		if diffs := reports.WorkloadDiffs(sources[0].Result.Config, s.Result.Config); len(diffs) > 0 {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s ran another workload than %s (%s): its figures do not compare one to one", labels[i+1], labels[0], strings.Join(diffs, "; ")))
+			other[i+1] = true
+			c.Notes = append(c.Notes, fmt.Sprintf("%s ran another workload than %s (%s): its figures do not compare one to one, and its changes are not coloured", labels[i+1], labels[0], strings.Join(diffs, "; ")))
 		}
 	}
 	var order []string
@@ -101,9 +105,11 @@ func newComparison(sources []*Source, labels []string) *comparison {
 				}
 				cell.Sales.Delta, cell.Sales.Class = delta(ref.SalesPerSec, r.SalesPerSec, true)
 				cell.Cmds.Delta, cell.Cmds.Class = delta(ref.CommandsPerSale, r.CommandsPerSale, false)
-				if r.Verdict != reports.Pass || ref.Verdict != reports.Pass {
+				if r.Verdict != reports.Pass || ref.Verdict != reports.Pass || other[i] {
 					// A run that failed its checks is never better nor
-					// worse: its figures measure something broken.
+					// worse: its figures measure something broken. Nor is
+					// one of another workload: its figures measure
+					// something else.
 					for _, m := range []*metricCell{&cell.P50, &cell.P99, &cell.Sales, &cell.Cmds} {
 						m.Class = "failed"
 					}
