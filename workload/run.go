@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,19 +70,6 @@ type Config struct {
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.
 	Progress func(Progress)
-}
-
-// Progress is a snapshot of a running sale.
-type Progress struct {
-	Impl string
-	// Started is when the sale began: a new value is a new sale.
-	Started  time.Time
-	Elapsed  time.Duration
-	Arrived  int64
-	Finished int64
-	Sold     int64
-	Stock    int64
-	Faults   int64 // injections in force
 }
 
 // Injector injects faults into a run; the faults package implements it.
@@ -161,12 +147,6 @@ type run struct {
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
-
-// arrival is client i's scheduled arrival: evenly spread over the ramp,
-// starting one millisecond after the run's base so that no instant is zero.
-func (r *run) arrival(i int) int64 {
-	return int64(time.Millisecond) + int64(r.cfg.Ramp)*int64(i)/int64(r.cfg.Clients)
-}
 
 // Run sells the stock to the buyers and returns what happened. The error
 // is for infrastructure only (ErrUnreachable, ErrPrefixInUse); a lock that
@@ -434,93 +414,6 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 		r.cfg.Progress(r.snapshot())
 	}
 	return ctx.Err() != nil
-}
-
-func (r *run) snapshot() Progress {
-	return Progress{
-		Impl:     r.cfg.Name,
-		Started:  r.base,
-		Elapsed:  time.Since(r.base),
-		Arrived:  r.arrived.Load(),
-		Finished: r.finished.Load(),
-		Sold:     r.sold.Load(),
-		Stock:    r.cfg.Stock,
-		Faults:   r.faults.active.Load(),
-	}
-}
-
-func (r *run) report(ctx context.Context) {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.cfg.Progress(r.snapshot())
-		}
-	}
-}
-
-// client is one buyer: up to Attempts purchases, until one is answered.
-func (r *run) client(ctx context.Context, n *node, c int32) {
-	defer r.finished.Add(1)
-	if ctx.Err() != nil {
-		return
-	}
-	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, clientKey{}, c))
-	defer cancel(nil)
-	r.kill[c].Store(&cancel)
-	defer r.kill[c].Store(nil)
-
-	owner := make([]byte, 0, 40)
-	for a := 0; a < r.cfg.Attempts; a++ {
-		op := &r.ops[int(c)*r.cfg.Attempts+a]
-		if a > 0 {
-			*op = history.Op{Client: c, Attempt: int16(a), Node: int16(n.id), Stock: history.NoStock, Arrival: r.now()}
-		}
-		owner = append(owner[:0], n.uuid...)
-		owner = append(owner, ':')
-		owner = strconv.AppendInt(owner, int64(c), 10)
-		owner = append(owner, '.')
-		owner = strconv.AppendInt(owner, int64(a), 10)
-		r.purchase(cctx, n, op, string(owner))
-		switch op.Outcome {
-		case history.Sold, history.SoldOut, history.Duplicate, history.Crashed, history.Pending:
-			return
-		}
-	}
-}
-
-// purchase is one attempt, by the implementation's sale.
-func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner string) {
-	op.Start = r.now()
-	defer func() {
-		if op.Outcome != history.Pending {
-			op.End = r.now()
-		}
-		switch op.Outcome {
-		case history.Sold:
-			r.sold.Add(1)
-		case history.Crashed:
-			op.Crash = r.crashAt[op.Client].Load()
-		}
-	}()
-	rec := recorder{r: r, op: op, ctx: ctx}
-	r.cfg.Sale.buy(ctx, r, n, &rec, strconv.FormatInt(int64(op.Client), 10), owner)
-}
-
-// failed names the outcome of an attempt that stopped on an error: a
-// crash if a fault killed the client, pending if the run ended under it,
-// otherwise dflt.
-func (r *run) failed(ctx context.Context, dflt history.Outcome) history.Outcome {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, ErrCrashed):
-		return history.Crashed
-	case cause != nil:
-		return history.Pending
-	}
-	return dflt
 }
 
 // compact drops the retry slots that were never used.
