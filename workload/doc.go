@@ -1,5 +1,5 @@
 // Package workload runs one flash sale: buyers arriving on simulated
-// nodes (each its own clients, pool, clock and pause gate), each attempt
+// nodes (each its own clients, pool, clock and pause), each attempt
 // bought by the implementation's Sale and written down by a recorder that
 // owns its history record, faults pulled through Controls at the probe
 // points, and the final state audited into a history.History.

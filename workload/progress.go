@@ -18,6 +18,7 @@ type Progress struct {
 	Faults   int64 // injections in force
 }
 
+// snapshot is the sale's progress now.
 func (r *run) snapshot() Progress {
 	return Progress{
 		Impl:     r.cfg.Name,
@@ -31,7 +32,9 @@ func (r *run) snapshot() Progress {
 	}
 }
 
-func (r *run) report(ctx context.Context) {
+// tickProgress calls the Progress callback with a snapshot four times a
+// second until ctx ends.
+func (r *run) tickProgress(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {

@@ -217,7 +217,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		defer close(watched)
 		r.watch(watching, lose)
 	}()
-	cutShort := r.sell(sale)
+	cutShort := r.drive(sale)
 	stopWatch()
 	<-watched
 	duration := r.now()
@@ -324,7 +324,7 @@ func (r *run) stopNodes() {
 	}
 }
 
-// prober returns the node's locks.Probe: the node's gate, then the injector.
+// prober returns the node's locks.Probe: the node's pause, then the injector.
 func (r *run) prober(n *node) locks.Probe {
 	return func(ctx context.Context, p locks.Point) error {
 		return r.probe(ctx, n, p)
@@ -332,7 +332,7 @@ func (r *run) prober(n *node) locks.Probe {
 }
 
 func (r *run) probe(ctx context.Context, n *node, p locks.Point) error {
-	if err := n.gate.wait(ctx); err != nil {
+	if err := n.pause.wait(ctx); err != nil {
 		return err
 	}
 	if r.cfg.Injector == nil {
@@ -341,9 +341,9 @@ func (r *run) probe(ctx context.Context, n *node, p locks.Point) error {
 	return r.cfg.Injector.Probe(ctx, r.controls, Site{Node: n.id, Client: clientOf(ctx), Point: p})
 }
 
-// sell runs the sale until every buyer is done or ctx ends, and reports
+// drive runs the sale until every buyer is done or ctx ends, and reports
 // whether it was cut short.
-func (r *run) sell(ctx context.Context) (cutShort bool) {
+func (r *run) drive(ctx context.Context) (cutShort bool) {
 	var clients sync.WaitGroup
 	var workers sync.WaitGroup
 	fctx, stopFaults := context.WithCancel(ctx)
@@ -359,7 +359,7 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			r.report(fctx)
+			r.tickProgress(fctx)
 		}()
 	}
 	for _, n := range r.nodes {
