@@ -32,8 +32,12 @@ type Workload struct {
 	// Attempts is how many purchases a buyer tries before giving up.
 	Attempts int
 	// Ramp spreads the buyers' arrivals evenly over this window; zero is
-	// a burst.
+	// a burst. Rate, when set, takes its place.
 	Ramp time.Duration
+	// Rate is buyers per second of an open arrival model: they keep
+	// arriving at this rate whatever the system does, and their latency
+	// counts from their scheduled arrival. Zero uses Ramp. See Arrivals.
+	Rate float64
 	// TTL is the lock lease; zero uses the implementation's seed default.
 	TTL time.Duration
 	// Hold is the business step inside the critical section, between the
@@ -115,12 +119,14 @@ func clientOf(ctx context.Context) int32 {
 
 // run is one sale in progress.
 type run struct {
-	cfg   Config
-	keys  keys
-	base  time.Time
-	nodes []*node
-	ops   []history.Op
-	kill  []atomic.Pointer[context.CancelCauseFunc]
+	cfg  Config
+	keys keys
+	// arrivals is the sale's arrival process (Workload.Arrivals).
+	arrivals Arrivals
+	base     time.Time
+	nodes    []*node
+	ops      []history.Op
+	kill     []atomic.Pointer[context.CancelCauseFunc]
 	// crashAt is when a fault killed each client: the instant it stopped
 	// holding anything, whenever it noticed.
 	crashAt []atomic.Int64
@@ -159,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
 		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
 	}
-	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":"), instances: newInstances(cfg.Servers)}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":"), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals()}
 	r.controls = &Controls{r: r}
 	target, err := cfg.Servers.Target(cfg.Sale)
 	if err != nil {
@@ -377,7 +383,10 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 		}
 	}
 
-	// Arrivals: each buyer is handed to its node at its scheduled instant.
+	// Each buyer is handed to its node at its scheduled arrival. A node's
+	// queue holds all its buyers (or each has its own goroutine), so that
+	// arrivals never wait for the system: a rate stays the rate however
+	// far behind the system falls.
 	for i := 0; i < r.cfg.Clients; i++ {
 		if d := time.Duration(r.arrival(i) - r.now()); d > 0 {
 			t := time.NewTimer(d)
