@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
@@ -239,7 +240,17 @@ func workloadDiffs(a, b Config) []string {
 	diff("stock", fmt.Sprint(a.Stock), fmt.Sprint(b.Stock))
 	diff("attempts", fmt.Sprint(a.Attempts), fmt.Sprint(b.Attempts))
 	diff("ramp", a.Ramp.String(), b.Ramp.String())
+	diff("rate", rateString(a.Rate), rateString(b.Rate))
 	diff("workers", fmt.Sprint(a.Workers), fmt.Sprint(b.Workers))
 	diff("faults", list(a.Faults), list(b.Faults))
 	return out
+}
+
+// rateString writes a rate of buyers per second as --rate reads it
+// ("500/s"), "none" for zero.
+func rateString(perSecond float64) string {
+	if perSecond == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(perSecond, 'g', -1, 64) + "/s"
 }
