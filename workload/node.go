@@ -47,6 +47,9 @@ type nodePause struct {
 	// through is the one client let through while the pause is on (see
 	// letThrough); -1 for none.
 	through int32
+	// stops counts the times a goroutine began to wait on a pause (again,
+	// when letThrough woke it), so that a test can tell it waits.
+	stops int64
 }
 
 // begin starts a pause of d; a pause that overlaps another extends it.
@@ -137,6 +140,7 @@ func (p *nodePause) pass(ctx context.Context, sent *atomic.Int64, n int64) error
 			p.mu.Unlock()
 			return nil
 		}
+		p.stops++
 		p.mu.Unlock()
 		select {
 		case <-c:
@@ -154,20 +158,32 @@ func (p *nodePause) state(sent *atomic.Int64) (n int64, paused bool, pauses int6
 	return sent.Load(), p.on != nil, p.pauses
 }
 
-// wait returns when no pause is on or ctx ends.
+// wait returns when no pause is on (or ctx's client was let through) or
+// ctx ends. A waiter woken while the pause goes on (letThrough wakes them
+// all) waits anew.
 func (p *nodePause) wait(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		c := p.blocked(ctx)
+		if c == nil {
+			p.mu.Unlock()
+			return nil
+		}
+		p.stops++
+		p.mu.Unlock()
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// stopped is how many times a goroutine began to wait on a pause.
+func (p *nodePause) stopped() int64 {
 	p.mu.Lock()
-	c := p.blocked(ctx)
-	p.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	select {
-	case <-c:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	defer p.mu.Unlock()
+	return p.stops
 }
 
 // notSentError wraps the reason a command was never sent: the client was
