@@ -7,15 +7,19 @@ import (
 
 // Progress is a snapshot of a running sale.
 type Progress struct {
+	// Impl is the implementation selling.
 	Impl string
 	// Started is when the sale began: a new value is a new sale.
-	Started  time.Time
-	Elapsed  time.Duration
-	Arrived  int64
-	Finished int64
-	Sold     int64
-	Stock    int64
-	Faults   int64 // injections in force
+	Started time.Time
+	// Elapsed is the time since Started.
+	Elapsed time.Duration
+	// Arrived counts the buyers handed to their node so far, Finished
+	// those done.
+	Arrived, Finished int64
+	// Sold counts the units sold so far, of Stock.
+	Sold, Stock int64
+	// Faults counts the injections in force.
+	Faults int64
 }
 
 // snapshot is the sale's progress now.
