@@ -891,7 +891,7 @@ func TestCheckNothingRead(t *testing.T) {
 	}
 }
 
-// TestMaximalNeverCarriesUntriedEnds: once the probe budget is spent, the
+// TestMaximalNeverCarriesUntriedEnds: once the budget of end pins tried is spent, the
 // ends left are unconfirmed, so the answer is Unknown, never OK with ends
 // that may be unreachable (a later chunk linearized from one could hide a
 // violation).
@@ -906,7 +906,7 @@ func TestMaximalNeverCarriesUntriedEnds(t *testing.T) {
 		{name: "one confirmed within the budget", stocks: 3, okAt: 1, want: OK, wantN: 1},
 		{name: "every stock confirmed", stocks: 4, okAt: -2, want: OK, wantN: 4},
 		{name: "none confirmed", stocks: 3, okAt: -1, want: Unknown},
-		{name: "budget spent before any is confirmed", stocks: maxProbes + 5, okAt: maxProbes + 2, want: Unknown},
+		{name: "budget spent before any is confirmed", stocks: maxPinTries + 5, okAt: maxPinTries + 2, want: Unknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -925,8 +925,8 @@ func TestMaximalNeverCarriesUntriedEnds(t *testing.T) {
 			if st != tt.want || len(got) != tt.wantN {
 				t.Errorf("maximal: status %v with %d ends, want %v with %d", st, len(got), tt.want, tt.wantN)
 			}
-			if tried > maxProbes {
-				t.Errorf("tried %d ends, more than the budget %d", tried, maxProbes)
+			if tried > maxPinTries {
+				t.Errorf("tried %d ends, more than the budget %d", tried, maxPinTries)
 			}
 		})
 	}

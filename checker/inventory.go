@@ -120,9 +120,9 @@ func (g *gaps) allow(s, v int64) bool {
 	return !found
 }
 
-// probe is the synthetic last operation of a chunk: it pins the chunk's
+// endPin is the synthetic last operation of a chunk: it pins the chunk's
 // end state to one the next chunk can start from.
-type probe struct {
+type endPin struct {
 	// ends are the states it accepts.
 	ends []counter
 }
@@ -152,7 +152,7 @@ func inventoryModel(starts []counter, g *gaps) porcupine.Model {
 		},
 		Step: func(state, input, _ any) []any {
 			c := state.(counter)
-			if p, ok := input.(*probe); ok {
+			if p, ok := input.(*endPin); ok {
 				if slices.Contains(p.ends, c) {
 					return []any{c}
 				}
@@ -185,7 +185,7 @@ func inventoryModel(starts []counter, g *gaps) porcupine.Model {
 			return uint64(c.stock)*0x9e3779b97f4a7c15 ^ uint64(c.pending)
 		},
 		DescribeOperation: func(input, _ any) string {
-			if p, ok := input.(*probe); ok {
+			if p, ok := input.(*endPin); ok {
 				return p.describe()
 			}
 			return describeSale(input.(*sale))
@@ -223,8 +223,8 @@ func describeCounters(cs []counter) string {
 	return strings.Join(names, " or ")
 }
 
-// describe names a probe in porcupine's visualization.
-func (p *probe) describe() string {
+// describe names an end pin in porcupine's visualization.
+func (p *endPin) describe() string {
 	return "next segment starts at " + describeCounters(p.ends)
 }
 
@@ -354,7 +354,7 @@ func bound(ops []saleOp) {
 // segments returns where each quiescent segment of ops begins: at an
 // operation called after every earlier one returned. A segment of blind
 // sales alone joins the next one (or, at the end, the one before), so that
-// every segment but a lone one reads the stock: a probe needs the next
+// every segment but a lone one reads the stock: an end pin needs the next
 // segment's reads (see search.step).
 func segments(ops []saleOp) []int {
 	var starts []int
@@ -456,10 +456,10 @@ func (k *chunk) after(c counter) counter {
 
 // ends lists the states an opened chunk k may end in, from the states in
 // from, that the next chunk n (which reads) may start from. Each is a
-// candidate only: a probe decides which k reaches.
+// candidate only: an end pin decides which k reaches.
 //
 // k's last read is its lowest (the counter never rises, and every
-// operation of k comes before the probe), so k ends at low, or one below
+// operation of k comes before the pin), so k ends at low, or one below
 // when that read wrote or may have. Pending minus stock grows by one with
 // each applied write, grant and landed write and by nothing else (see
 // after), and stays within what was granted. n's first read is its
@@ -500,7 +500,7 @@ func sortCounters(cs []counter) []counter {
 // end with the most pending that try confirms a chunk reaches. The rest
 // need no carrying: a state with more pending allows every linearization
 // that one with less does, and more (units pending may be taken, or not).
-// After maxProbes tries the answer is Unknown: an end carried untried
+// After maxPinTries tries the answer is Unknown: an end carried untried
 // may be unreachable, and a later chunk linearized from it could hide a
 // violation.
 func maximal(ends []counter, try func(counter) Status) ([]counter, Status) {
@@ -512,7 +512,7 @@ func maximal(ends []counter, try func(counter) Status) ([]counter, Status) {
 			j++
 		}
 		for ; i < j; i++ {
-			if tries == maxProbes {
+			if tries == maxPinTries {
 				return nil, Unknown
 			}
 			tries++
@@ -536,11 +536,11 @@ func maximal(ends []counter, try func(counter) Status) ([]counter, Status) {
 	return out, OK
 }
 
-// maxProbes is how many end states of a chunk the checker tries one by
+// maxPinTries is how many end states of a chunk the checker tries one by
 // one (see maximal) before it answers Unknown. Only histories that mix
 // blind sales with unanswered writes that read try more than one or two;
 // the check's deadline bounds the time all the same.
-const maxProbes = 64
+const maxPinTries = 64
 
 // inventory is the outcome of the linearizability check, with what
 // porcupine.Visualize needs of the first illegal chunk when the check was
@@ -713,14 +713,14 @@ func (s *search) walk(cs []chunk, next *chunk, from []counter) (Status, int, []c
 
 // step checks chunk c from the states in from, and returns the states it
 // may end in that the next chunk n (nil when there is none) may start from,
-// and the instant of the probe it added, if any.
+// and the instant of the end pin it added, if any.
 //
 // A chunk whose operations all returned ends in one state per start (see
 // chunk.after). One with an unanswered write that read does not: then
 // each end state it may reach is pinned with a read when n begins, and the
 // ends are those it can reach. Every operation of c comes before that
 // read: it returned earlier, was granted earlier, or bound showed it comes
-// before one that did (and the probe's counter is no higher than what
+// before one that did (and the pin's counter is no higher than what
 // that one read). The candidates come from c's and n's reads (see
 // chunk.ends); with no blind sales there is one, n's highest read, as n's
 // first operation finds the counter there and it never rises.
@@ -751,7 +751,7 @@ func (s *search) step(c, n *chunk, from []counter) (Status, []counter, int64) {
 		return st, ends, 0
 	}
 	at := s.ops[n.lo].call
-	p := &probe{ends: c.ends(n, from)}
+	p := &endPin{ends: c.ends(n, from)}
 	if len(p.ends) == 0 {
 		// No state c may end in leads to n. To draw the violation, pin
 		// the one n's first read needs: c cannot reach it, so the verdict
@@ -768,7 +768,7 @@ func (s *search) step(c, n *chunk, from []counter) (Status, []counter, int64) {
 		return st, p.ends, at
 	}
 	ends, st := maximal(p.ends, func(e counter) Status {
-		one := &probe{ends: []counter{e}}
+		one := &endPin{ends: []counter{e}}
 		pops[len(pops)-1] = porcupine.Operation{Input: one, Call: at, Return: at, Metadata: one}
 		return s.check(pops, from, false)
 	})
@@ -804,9 +804,9 @@ func (s *search) check(pops []porcupine.Operation, from []counter, keep bool) St
 }
 
 // window bounds a chunk in time: from its first call to its last known
-// return (or the probe's instant, when later).
-func window(ops []saleOp, probe int64) *Window {
-	w := &Window{From: ops[0].call, To: probe}
+// return (or the end pin's instant, when later).
+func window(ops []saleOp, pin int64) *Window {
+	w := &Window{From: ops[0].call, To: pin}
 	for _, o := range ops {
 		end := o.ret
 		if end == open {

@@ -38,7 +38,7 @@ func prepareOutputs(out, junit string) error {
 		if err := clearOwn(out, 0); err != nil {
 			return usageErr("--out: clearing the previous run's files: %v", unwrapPath(err))
 		}
-		if err := probeWritable(out); err != nil {
+		if err := checkWritable(out); err != nil {
 			return usageErr("--out: %s is not writable: %v", out, unwrapPath(err))
 		}
 	}
@@ -50,7 +50,7 @@ func prepareOutputs(out, junit string) error {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return usageErr("--junit: directory %s does not exist", dir)
 		}
-		if err := probeWritable(dir); err != nil {
+		if err := checkWritable(dir); err != nil {
 			return usageErr("--junit: %s is not writable: %v", dir, unwrapPath(err))
 		}
 	}
@@ -86,9 +86,9 @@ func clearOwn(dir string, depth int) error {
 	return nil
 }
 
-// probeWritable creates and removes a file in dir.
-func probeWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".lockbench-probe-*")
+// checkWritable creates and removes a file in dir.
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".lockbench-writable-*")
 	if err != nil {
 		return err
 	}

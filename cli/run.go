@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +38,7 @@ type runOpts struct {
 	stock          int64
 	attempts       int
 	ramp           time.Duration
+	rate           rateFlag // --rate; zero uses ramp
 	ttl            time.Duration
 	hold           time.Duration
 	reentry        int
@@ -101,6 +104,10 @@ Examples:
   # --redis-image=lockbench/redis:local)
   lockbench --impl=lua,atomic --backend=docker --faults=server-pause
 
+  # an open model: 500 buyers a second for a minute, however far behind the
+  # lock falls; latency counts from each buyer's scheduled arrival
+  lockbench --impl=lua,watchdog --clients=30000 --rate=500/s
+
   # nested acquisition three levels deep inside the critical section
   lockbench --impl=reentrant,watchdog --reentry=3
 
@@ -124,6 +131,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.Int64Var(&o.stock, "stock", 5000, "initial inventory")
 	fs.IntVar(&o.attempts, "attempts", 1, "purchase attempts per buyer")
 	fs.DurationVar(&o.ramp, "ramp", time.Second, "window over which buyers arrive, evenly spread")
+	fs.Var(&o.rate, "rate", "buyers arrive at this constant rate, `N/s` (500/s, 500, 30000/m), whatever the system does (an open model, as wrk2 -R), instead of over --ramp")
 	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's seed value, see lockbench list)")
 	fs.DurationVar(&o.hold, "hold", 0, "business time inside the critical section, between read and write")
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
@@ -216,6 +224,11 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 		return nil, usageErr("--attempts must be between 1 and 1000, got %d", o.attempts)
 	case o.ramp < 0:
 		return nil, usageErr("--ramp must not be negative, got %v", o.ramp)
+	case fs.Changed("rate") && fs.Changed("ramp"):
+		return nil, usageErr("--rate and --ramp: give one or the other (--rate brings the buyers at a constant rate, --ramp spreads them over a window)")
+	case o.rate.perSecond > 0 && o.rate.span(o.clients) >= o.timeout:
+		return nil, usageErr("--rate=%s brings the last of %s after %v, past --timeout=%v: raise --rate or --timeout, or lower --clients",
+			o.rate.text, words.Count(o.clients, "buyer"), roundDur(o.rate.span(o.clients)), o.timeout)
 	case o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond):
 		return nil, usageErr("--ttl must be at least 1ms (or 0 for each seed's default), got %v", o.ttl)
 	case o.hold < 0:
@@ -471,6 +484,7 @@ func (o *runOpts) workload() harness.Workload {
 		Stock:          o.stock,
 		Attempts:       o.attempts,
 		Ramp:           o.ramp,
+		Rate:           o.rate.perSecond,
 		TTL:            o.ttl,
 		Hold:           o.hold,
 		Reentry:        o.reentry,
@@ -664,6 +678,10 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 	for _, im := range impls {
 		names = append(names, im.Name)
 	}
+	ramp := o.ramp
+	if o.rate.perSecond > 0 {
+		ramp = 0 // not in force
+	}
 	return reports.Config{
 		Impls:    names,
 		Backend:  o.servers.Names(),
@@ -672,7 +690,8 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		Clients:  o.clients,
 		Stock:    o.stock,
 		Attempts: o.attempts,
-		Ramp:     reports.Duration(o.ramp),
+		Ramp:     reports.Duration(ramp),
+		Rate:     o.rate.perSecond,
 		TTL:      reports.Duration(harness.Lease(o.workload(), o.specs)),
 		Hold:     reports.Duration(o.hold),
 		Workers:  o.workers,
@@ -688,4 +707,43 @@ func specStrings(specs []faults.Spec) []string {
 		out = append(out, s.String())
 	}
 	return out
+}
+
+// rateFlag is --rate: buyers per second of an open arrival model, given
+// per second or per minute (500/s, 500, 30000/m).
+type rateFlag struct {
+	perSecond float64
+	text      string // as given, with its unit: the reproduce line's
+}
+
+// rateUnits are the units --rate accepts, in seconds.
+var rateUnits = map[string]float64{"s": 1, "m": 60, "h": 3600}
+
+// String is the rate as given, with its unit; empty when unset.
+func (r *rateFlag) String() string { return r.text }
+
+// Type names the flag's value in --help.
+func (r *rateFlag) Type() string { return "rate" }
+
+// Set reads a rate: a positive number of buyers, per second unless a unit
+// (/s, /m, /h) says otherwise.
+func (r *rateFlag) Set(s string) error {
+	num, unit, _ := strings.Cut(strings.TrimSpace(s), "/")
+	unit = cmp.Or(strings.TrimSpace(unit), "s")
+	per, ok := rateUnits[unit]
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !ok || err != nil {
+		return fmt.Errorf("%q is not a rate: give buyers per second or per minute, as 500/s, 500 or 30000/m", s)
+	}
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("the rate must be positive, got %q", s)
+	}
+	r.perSecond, r.text = v/per, strings.TrimSpace(num)+"/"+unit
+	return nil
+}
+
+// span is how long the rate takes to bring n buyers: the last one's
+// arrival.
+func (r *rateFlag) span(n int) time.Duration {
+	return workload.Rate(r.perSecond).At(n-1, n)
 }

@@ -206,7 +206,7 @@ func (s *sampler) Run(ctx context.Context, c *workload.Controls) {
 	s.Injector.Run(ctx, c)
 }
 
-// sentWhilePaused is how many commands node let through its gate between
+// sentWhilePaused is how many commands node let past its pause between
 // two readings taken within one pause, over all such pairs, and how many
 // such pairs there were. The readings are exact (see NodeTraffic): no
 // slack for scheduling is needed.

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -109,5 +110,23 @@ func TestAvailable(t *testing.T) {
 	}
 	if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
 		t.Errorf("Run of mysql with no MySQL: %v, want ErrPlan", err)
+	}
+}
+
+// TestRunRefusesBadRate: a rate that is not a number of buyers per second
+// is a bad plan, refused before anything runs.
+func TestRunRefusesBadRate(t *testing.T) {
+	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lua, _ := Lookup("lua")
+	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
+		w := Defaults()
+		w.Rate = rate
+		if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
+			t.Errorf("Run at a rate of %v: %v, want ErrPlan", rate, err)
+		}
 	}
 }

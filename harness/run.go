@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
@@ -75,7 +76,7 @@ type Plan struct {
 // faults' (faults.ErrUnavailable, ErrParam) come through as they are.
 var (
 	// ErrPlan means the plan cannot run: no sale, a reentry the lock
-	// cannot do, a server it needs missing.
+	// cannot do, a server it needs missing, a rate that is not one.
 	ErrPlan = errors.New("harness: bad plan")
 )
 
@@ -111,6 +112,9 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 	}
 	if im.Sale == nil {
 		return nil, nil, fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)
+	}
+	if w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0) {
+		return nil, nil, fmt.Errorf("%w: a rate of %v buyers per second", ErrPlan, w.Rate)
 	}
 	if w.Reentry > 0 && !im.Reentrant && im.Locked {
 		return nil, nil, fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)

@@ -20,7 +20,7 @@ type ZooKeeper struct {
 	// Addr is the server's host:port, already routed through a fault
 	// proxy when a fault wants one.
 	Addr string
-	// Wait is the node's pause gate: every read and write on the node's
+	// Wait waits out the node's pause: every read and write on the node's
 	// ZooKeeper connections waits on it, heartbeats included, so that a
 	// node paused past the session timeout loses its session. Nil means
 	// the node is never paused.
@@ -427,7 +427,7 @@ type quietLog struct{}
 func (quietLog) Printf(string, ...any) {}
 
 // zkLink dials a session's connections: each read and write waits at the
-// node's gate, and once killed it drops them all and dials no more.
+// node's pause, and once killed it drops them all and dials no more.
 type zkLink struct {
 	wait  func(context.Context) error
 	mu    sync.Mutex

@@ -166,7 +166,7 @@ func testZKRelease(t *testing.T, addr string, im locks.Impl) {
 	}
 }
 
-// gate is a pause gate a test closes and opens, as a node's is.
+// gate is a pause a test begins and ends, as a node's is.
 type gate struct {
 	mu     sync.Mutex
 	closed chan struct{}

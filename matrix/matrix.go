@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +120,7 @@ func (c Cell) Workload(w harness.Workload) harness.Workload {
 		w.TTL = c.TTL
 	}
 	if c.Burst {
-		w.Ramp = 0
+		w.Ramp, w.Rate = 0, 0
 	}
 	if c.Timeout > 0 && c.Timeout < w.Timeout {
 		w.Timeout = c.Timeout
@@ -136,9 +137,13 @@ func (c Cell) Flags(w harness.Workload, entry string) [][2]string {
 	if entry != "" {
 		set = append(set, [2]string{"faults", entry})
 	}
+	arrivals := [2]string{"ramp", w.Ramp.String()}
+	if w.Rate > 0 {
+		arrivals = [2]string{"rate", strconv.FormatFloat(w.Rate, 'g', -1, 64) + "/s"}
+	}
 	return append(set,
 		[2]string{"nodes", fmt.Sprint(w.Nodes)}, [2]string{"clients", fmt.Sprint(w.Clients)}, [2]string{"stock", fmt.Sprint(w.Stock)},
-		[2]string{"ramp", w.Ramp.String()}, [2]string{"workers", fmt.Sprint(w.Workers)}, [2]string{"ttl", w.TTL.String()},
+		arrivals, [2]string{"workers", fmt.Sprint(w.Workers)}, [2]string{"ttl", w.TTL.String()},
 		[2]string{"timeout", w.Timeout.String()}, [2]string{"command-timeout", w.CommandTimeout.String()})
 }
 

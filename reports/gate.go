@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
@@ -233,6 +234,7 @@ func WorkloadDiffs(a, b Config) []string {
 	diff("stock", fmt.Sprint(a.Stock), fmt.Sprint(b.Stock))
 	diff("attempts", fmt.Sprint(a.Attempts), fmt.Sprint(b.Attempts))
 	diff("ramp", a.Ramp.String(), b.Ramp.String())
+	diff("rate", RateString(a.Rate), RateString(b.Rate))
 	diff("workers", fmt.Sprint(a.Workers), fmt.Sprint(b.Workers))
 	diff("faults", list(a.Faults), list(b.Faults))
 	return out
@@ -258,4 +260,13 @@ func BackendKind(name string) string {
 		}
 	}
 	return strings.Join(kept, " ")
+}
+
+// RateString writes a rate of buyers per second as --rate reads it
+// ("500/s"), "none" for zero.
+func RateString(perSecond float64) string {
+	if perSecond == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(perSecond, 'g', -1, 64) + "/s"
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/checker"
 )
@@ -277,5 +278,39 @@ func TestBackendKind(t *testing.T) {
 	b.Backend = "embedded (miniredis)"
 	if d := WorkloadDiffs(a, b); len(d) != 1 {
 		t.Errorf("a real Redis and the embedded one: diffs %q, want the backend", d)
+	}
+}
+
+// TestWorkloadDiffs: the settings that make a workload are compared, the
+// arrival process among them: a baseline at another rate, or over a ramp
+// where the run came at a rate, ran another workload.
+func TestWorkloadDiffs(t *testing.T) {
+	base := Config{Backend: "embedded", Nodes: 2, Clients: 100, Stock: 50, Attempts: 1, Ramp: Duration(time.Second), Workers: 20}
+	with := func(f func(*Config)) Config {
+		c := base
+		f(&c)
+		return c
+	}
+	tests := []struct {
+		name string
+		b    Config
+		want []string
+	}{
+		{"same", base, nil},
+		{"hold is not the workload", with(func(c *Config) { c.Hold = Duration(time.Second) }), nil},
+		{"ramp", with(func(c *Config) { c.Ramp = Duration(2 * time.Second) }), []string{"ramp 1s vs 2s"}},
+		{"a rate where a ramp was", with(func(c *Config) { c.Ramp, c.Rate = 0, 500 }), []string{"ramp 1s vs 0s", "rate none vs 500/s"}},
+		{"another rate", with(func(c *Config) { c.Ramp, c.Rate = 0, 250.5 }), []string{"ramp 1s vs 0s", "rate none vs 250.5/s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := WorkloadDiffs(base, tt.b); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("workloadDiffs = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	a, b := with(func(c *Config) { c.Ramp, c.Rate = 0, 500 }), with(func(c *Config) { c.Ramp, c.Rate = 0, 600 })
+	if got, want := WorkloadDiffs(a, b), []string{"rate 500/s vs 600/s"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("two rates: workloadDiffs = %q, want %q", got, want)
 	}
 }

@@ -71,8 +71,11 @@ type Config struct {
 	// Attempts is how many purchase attempts each buyer may make
 	// (--attempts).
 	Attempts int `json:"attempts"`
-	// Ramp is the span over which buyers arrive (--ramp).
+	// Ramp is the span over which buyers arrive (--ramp); zero with Rate.
 	Ramp Duration `json:"ramp"`
+	// Rate is buyers per second of an open arrival model (--rate), zero
+	// when they arrived over Ramp.
+	Rate float64 `json:"rate,omitempty"`
 	// TTL is the lock's lease (--ttl).
 	TTL Duration `json:"ttl"`
 	// Hold is how long a buyer stays in its critical section (--hold).

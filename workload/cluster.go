@@ -206,7 +206,7 @@ func (r *run) prepareServers(ctx context.Context) (cleanup func(), err error) {
 }
 
 // serverClients makes node n's own client of each server the lock runs
-// on, the node's main client first; every command passes the node's gate
+// on, the node's main client first; every command passes the node's pause
 // and counter, so that pausing the node stops them all. It returns nil
 // for a single-server lock.
 func (r *run) serverClients(n *node, main *redis.Client) []*redis.Client {

@@ -23,14 +23,14 @@ func (c *Controls) Now() int64 { return c.r.now() }
 
 // PauseNode stops everything node i runs for d: its clients, its lock's
 // timers and renewals, its business steps. Work resumes where it stopped.
-func (c *Controls) PauseNode(i int, d time.Duration) { c.r.nodes[i].gate.pause(d) }
+func (c *Controls) PauseNode(i int, d time.Duration) { c.r.nodes[i].pause.begin(d) }
 
 // LetThrough lets client k through node i's pause, while the rest of the
 // node stays stopped until the pause ends.
-func (c *Controls) LetThrough(i int, k int32) { c.r.nodes[i].gate.letThrough(k) }
+func (c *Controls) LetThrough(i int, k int32) { c.r.nodes[i].pause.letThrough(k) }
 
 // ResumeNode ends node i's pause now, however long it was meant to last.
-func (c *Controls) ResumeNode(i int) { c.r.nodes[i].gate.resume() }
+func (c *Controls) ResumeNode(i int) { c.r.nodes[i].pause.end() }
 
 // SkewClock sets node i's clock to run offset ahead of real time (behind
 // when negative). Only that node's clock moves.
@@ -59,17 +59,17 @@ func (c *Controls) Kill(k int32) bool {
 func (c *Controls) Commands(i int) int64 { return c.r.nodes[i].commands.Load() }
 
 // NodeTraffic reads, at one instant, how many commands node i has let
-// through its gate, whether the node is paused, and how many pauses it has
+// past its pause, whether the node is paused, and how many pauses it has
 // begun: two readings within one pause show the same count.
 func (c *Controls) NodeTraffic(i int) (commands int64, paused bool, pauses int64) {
 	n := c.r.nodes[i]
-	return n.gate.state(&n.commands)
+	return n.pause.state(&n.commands)
 }
 
-// WaitNode returns when node i's gate is open (at once when it is not
-// paused), or when ctx ends.
+// WaitNode returns when node i is not paused (at once when it is not),
+// or when ctx ends.
 func (c *Controls) WaitNode(ctx context.Context, i int) error {
-	return c.r.nodes[i].gate.wait(ctx)
+	return c.r.nodes[i].pause.wait(ctx)
 }
 
 // DeleteLock removes the lock's key on the server, as an eviction, a

@@ -188,7 +188,7 @@ func (httpSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _
 		rec.answered()
 	}
 	if a.Token > 0 {
-		rec.op.Token = a.Token
+		rec.token(a.Token)
 	}
 	switch a.Outcome {
 	case outcomeSold:

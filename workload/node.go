@@ -15,8 +15,8 @@ import (
 
 // node is one simulated service instance: its own client and connection
 // pool, its own lock handle (and so its own in-process lock, subscription
-// and watchdog timers), its own clock, and a gate that a fault can close
-// to stop everything the node does.
+// and watchdog timers), its own clock, and a pause that a fault can
+// begin to stop everything the node does.
 type node struct {
 	id       int
 	uuid     string // the instance's id, as the seeds' UUID prefix of owner values
@@ -26,7 +26,7 @@ type node struct {
 	locker   locks.Locker
 	target   *url.URL     // the instance of a service under test the node drives
 	http     *http.Client // the node's client of it
-	gate     gate
+	pause    nodePause
 	skew     atomic.Int64 // the clock's offset, ns
 	commands atomic.Int64
 	queue    chan int32 // clients waiting for a worker
@@ -37,106 +37,111 @@ func (n *node) now() time.Time {
 	return time.Now().Add(time.Duration(n.skew.Load()))
 }
 
-// gate blocks the node's goroutines while a pause is on. Every Redis
+// nodePause stops the node's goroutines while a pause is on. Every Redis
 // command the node sends, and every business step, passes it.
-type gate struct {
+type nodePause struct {
 	mu     sync.Mutex
-	closed chan struct{} // nil while open
+	on     chan struct{} // closed when the pause ends; nil while none is on
 	until  time.Time
 	pauses int64 // pauses begun, so that a reader can tell one from the next
-	// through is the one client let through while the gate is closed (see
+	// through is the one client let through while the pause is on (see
 	// letThrough); -1 for none.
 	through int32
+	// stops counts the times a goroutine began to wait on a pause (again,
+	// when letThrough woke it), so that a test can tell it waits.
+	stops int64
 }
 
-// pause closes the gate for d; a pause that overlaps another extends it.
-func (g *gate) pause(d time.Duration) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// begin starts a pause of d; a pause that overlaps another extends it.
+func (p *nodePause) begin(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	until := time.Now().Add(d)
-	if g.closed != nil {
-		if until.After(g.until) {
-			g.until = until
+	if p.on != nil {
+		if until.After(p.until) {
+			p.until = until
 		}
 		return
 	}
-	g.closed, g.until, g.through = make(chan struct{}), until, -1
-	g.pauses++
-	go g.reopen(g.closed)
+	p.on, p.until, p.through = make(chan struct{}), until, -1
+	p.pauses++
+	go p.expire(p.on)
 }
 
-// letThrough lets client through the closed gate for the rest of the
-// pause, while everything else the node runs stays stopped.
-func (g *gate) letThrough(client int32) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed == nil {
+// letThrough lets client go on for the rest of the pause, while
+// everything else the node runs stays stopped.
+func (p *nodePause) letThrough(client int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.on == nil {
 		return
 	}
 	// Wake the waiters: the client goes on, the others wait on anew.
-	close(g.closed)
-	g.closed, g.through = make(chan struct{}), client
-	go g.reopen(g.closed)
+	close(p.on)
+	p.on, p.through = make(chan struct{}), client
+	go p.expire(p.on)
 }
 
-// shut returns the channel to wait on, nil when ctx's client may go.
-func (g *gate) shut(ctx context.Context) chan struct{} {
-	if g.closed != nil && g.through >= 0 && clientOf(ctx) == g.through {
+// blocked returns the channel to wait on, nil when ctx's client may go.
+func (p *nodePause) blocked(ctx context.Context) chan struct{} {
+	if p.on != nil && p.through >= 0 && clientOf(ctx) == p.through {
 		return nil
 	}
-	return g.closed
+	return p.on
 }
 
-// resume opens the gate now, ending the pause on, if any.
-func (g *gate) resume() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed != nil {
-		close(g.closed)
-		g.closed = nil
+// end ends the pause on, if any, now.
+func (p *nodePause) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.on != nil {
+		close(p.on)
+		p.on = nil
 	}
 }
 
-// reopen opens the gate once the pause that closed it with closed is due
-// to end, unless it was resumed before.
-func (g *gate) reopen(closed chan struct{}) {
+// expire ends the pause begun with on once it is due to end, unless it
+// was ended before.
+func (p *nodePause) expire(on chan struct{}) {
 	for {
-		g.mu.Lock()
-		if g.closed != closed {
-			g.mu.Unlock()
+		p.mu.Lock()
+		if p.on != on {
+			p.mu.Unlock()
 			return
 		}
-		left := time.Until(g.until)
+		left := time.Until(p.until)
 		if left <= 0 {
-			close(g.closed)
-			g.closed = nil
-			g.mu.Unlock()
+			close(p.on)
+			p.on = nil
+			p.mu.Unlock()
 			return
 		}
-		g.mu.Unlock()
+		p.mu.Unlock()
 		time.Sleep(left)
 	}
 }
 
-// pass returns when the gate is open, and counts n on sent while it holds
-// the gate open, or returns ctx's cause once ctx has ended: a command counted was let through
-// before a pause began or after it ended, never during one, so that a
-// reader of the count under the gate's lock (state) sees no command pass
-// a closed gate, however the goroutines are scheduled.
-func (g *gate) pass(ctx context.Context, sent *atomic.Int64, n int64) error {
+// pass returns when no pause is on, and counts n on sent while it holds
+// the pause's lock, or returns ctx's cause once ctx has ended: a command
+// counted was let through before a pause began or after it ended, never
+// during one, so that a reader of the count under the same lock (state)
+// sees no command pass during a pause, however the goroutines are
+// scheduled.
+func (p *nodePause) pass(ctx context.Context, sent *atomic.Int64, n int64) error {
 	for {
-		g.mu.Lock()
+		p.mu.Lock()
 		if err := ctx.Err(); err != nil {
-			g.mu.Unlock()
+			p.mu.Unlock()
 			return context.Cause(ctx)
 		}
-		c := g.shut(ctx)
+		c := p.blocked(ctx)
 		if c == nil {
 			sent.Add(n)
-			g.mu.Unlock()
+			p.mu.Unlock()
 			return nil
 		}
-		g.mu.Unlock()
+		p.stops++
+		p.mu.Unlock()
 		select {
 		case <-c:
 		case <-ctx.Done():
@@ -145,28 +150,40 @@ func (g *gate) pass(ctx context.Context, sent *atomic.Int64, n int64) error {
 	}
 }
 
-// state reads sent, whether the gate is closed, and how many pauses have
+// state reads sent, whether a pause is on, and how many pauses have
 // begun, at one instant.
-func (g *gate) state(sent *atomic.Int64) (n int64, closed bool, pauses int64) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return sent.Load(), g.closed != nil, g.pauses
+func (p *nodePause) state(sent *atomic.Int64) (n int64, paused bool, pauses int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return sent.Load(), p.on != nil, p.pauses
 }
 
-// wait returns when the gate is open or ctx ends.
-func (g *gate) wait(ctx context.Context) error {
-	g.mu.Lock()
-	c := g.shut(ctx)
-	g.mu.Unlock()
-	if c == nil {
-		return nil
+// wait returns when no pause is on (or ctx's client was let through) or
+// ctx ends. A waiter woken while the pause goes on (letThrough wakes them
+// all) waits anew.
+func (p *nodePause) wait(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		c := p.blocked(ctx)
+		if c == nil {
+			p.mu.Unlock()
+			return nil
+		}
+		p.stops++
+		p.mu.Unlock()
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
-	select {
-	case <-c:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+}
+
+// stopped is how many times a goroutine began to wait on a pause.
+func (p *nodePause) stopped() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stops
 }
 
 // notSentError wraps the reason a command was never sent: the client was
@@ -182,7 +199,7 @@ func notSent(err error) bool {
 	return errors.As(err, &ns)
 }
 
-// hook puts the node's gate and command counter in front of every command.
+// hook puts the node's pause and command counter in front of every command.
 type hook struct{ n *node }
 
 func (h hook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -209,10 +226,10 @@ func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 	}
 }
 
-// admit lets n commands through the node's gate and counts them, or
-// says why they were never sent.
+// admit lets n commands past the node's pause and counts them, or says
+// why they were never sent.
 func (h hook) admit(ctx context.Context, n int64) error {
-	if err := h.n.gate.pass(ctx, &h.n.commands, n); err != nil {
+	if err := h.n.pause.pass(ctx, &h.n.commands, n); err != nil {
 		return &notSentError{err}
 	}
 	return nil

@@ -31,6 +31,11 @@ func (rec *recorder) acquired(token uint64) {
 	rec.op.Token = token
 }
 
+// token records the fencing token the attempt's lease carried, when the
+// sale learns it other than by acquiring (a service under test reports
+// it in its answer).
+func (rec *recorder) token(t uint64) { rec.op.Token = t }
+
 // gaveUp ends the attempt: the lock could not be obtained.
 func (rec *recorder) gaveUp() { rec.op.Outcome = history.GaveUp }
 

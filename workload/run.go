@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +32,12 @@ type Workload struct {
 	// Attempts is how many purchases a buyer tries before giving up.
 	Attempts int
 	// Ramp spreads the buyers' arrivals evenly over this window; zero is
-	// a burst.
+	// a burst. Rate, when set, takes its place.
 	Ramp time.Duration
+	// Rate is buyers per second of an open arrival model: they keep
+	// arriving at this rate whatever the system does, and their latency
+	// counts from their scheduled arrival. Zero uses Ramp. See Arrivals.
+	Rate float64
 	// TTL is the lock lease; zero uses the implementation's seed default.
 	TTL time.Duration
 	// Hold is the business step inside the critical section, between the
@@ -71,19 +74,6 @@ type Config struct {
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.
 	Progress func(Progress)
-}
-
-// Progress is a snapshot of a running sale.
-type Progress struct {
-	Impl string
-	// Started is when the sale began: a new value is a new sale.
-	Started  time.Time
-	Elapsed  time.Duration
-	Arrived  int64
-	Finished int64
-	Sold     int64
-	Stock    int64
-	Faults   int64 // injections in force
 }
 
 // Injector injects faults into a run; the faults package implements it.
@@ -129,12 +119,14 @@ func clientOf(ctx context.Context) int32 {
 
 // run is one sale in progress.
 type run struct {
-	cfg   Config
-	keys  keys
-	base  time.Time
-	nodes []*node
-	ops   []history.Op
-	kill  []atomic.Pointer[context.CancelCauseFunc]
+	cfg  Config
+	keys keys
+	// arrivals is the sale's arrival process (Workload.Arrivals).
+	arrivals Arrivals
+	base     time.Time
+	nodes    []*node
+	ops      []history.Op
+	kill     []atomic.Pointer[context.CancelCauseFunc]
 	// crashAt is when a fault killed each client: the instant it stopped
 	// holding anything, whenever it noticed.
 	crashAt []atomic.Int64
@@ -162,12 +154,6 @@ type run struct {
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
 
-// arrival is client i's scheduled arrival: evenly spread over the ramp,
-// starting one millisecond after the run's base so that no instant is zero.
-func (r *run) arrival(i int) int64 {
-	return int64(time.Millisecond) + int64(r.cfg.Ramp)*int64(i)/int64(r.cfg.Clients)
-}
-
 // Run sells the stock to the buyers and returns what happened. The error
 // is for infrastructure only (ErrUnreachable, ErrPrefixInUse); a lock that
 // fails shows in the history, not here. When ctx ends or Timeout passes
@@ -179,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
 		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
 	}
-	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":"), instances: newInstances(cfg.Servers)}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":"), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals()}
 	r.controls = &Controls{r: r}
 	target, err := cfg.Servers.Target(cfg.Sale)
 	if err != nil {
@@ -237,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		defer close(watched)
 		r.watch(watching, lose)
 	}()
-	cutShort := r.sell(sale)
+	cutShort := r.drive(sale)
 	stopWatch()
 	<-watched
 	duration := r.now()
@@ -344,7 +330,7 @@ func (r *run) stopNodes() {
 	}
 }
 
-// prober returns the node's locks.Probe: the node's gate, then the injector.
+// prober returns the node's locks.Probe: the node's pause, then the injector.
 func (r *run) prober(n *node) locks.Probe {
 	return func(ctx context.Context, p locks.Point) error {
 		return r.probe(ctx, n, p)
@@ -352,7 +338,7 @@ func (r *run) prober(n *node) locks.Probe {
 }
 
 func (r *run) probe(ctx context.Context, n *node, p locks.Point) error {
-	if err := n.gate.wait(ctx); err != nil {
+	if err := n.pause.wait(ctx); err != nil {
 		return err
 	}
 	if r.cfg.Injector == nil {
@@ -361,9 +347,9 @@ func (r *run) probe(ctx context.Context, n *node, p locks.Point) error {
 	return r.cfg.Injector.Probe(ctx, r.controls, Site{Node: n.id, Client: clientOf(ctx), Point: p})
 }
 
-// sell runs the sale until every buyer is done or ctx ends, and reports
+// drive runs the sale until every buyer is done or ctx ends, and reports
 // whether it was cut short.
-func (r *run) sell(ctx context.Context) (cutShort bool) {
+func (r *run) drive(ctx context.Context) (cutShort bool) {
 	var clients sync.WaitGroup
 	var workers sync.WaitGroup
 	fctx, stopFaults := context.WithCancel(ctx)
@@ -379,7 +365,7 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			r.report(fctx)
+			r.tickProgress(fctx)
 		}()
 	}
 	for _, n := range r.nodes {
@@ -397,7 +383,10 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 		}
 	}
 
-	// Arrivals: each buyer is handed to its node at its scheduled instant.
+	// Each buyer is handed to its node at its scheduled arrival. A node's
+	// queue holds all its buyers (or each has its own goroutine), so that
+	// arrivals never wait for the system: a rate stays the rate however
+	// far behind the system falls.
 	for i := 0; i < r.cfg.Clients; i++ {
 		if d := time.Duration(r.arrival(i) - r.now()); d > 0 {
 			t := time.NewTimer(d)
@@ -434,93 +423,6 @@ func (r *run) sell(ctx context.Context) (cutShort bool) {
 		r.cfg.Progress(r.snapshot())
 	}
 	return ctx.Err() != nil
-}
-
-func (r *run) snapshot() Progress {
-	return Progress{
-		Impl:     r.cfg.Name,
-		Started:  r.base,
-		Elapsed:  time.Since(r.base),
-		Arrived:  r.arrived.Load(),
-		Finished: r.finished.Load(),
-		Sold:     r.sold.Load(),
-		Stock:    r.cfg.Stock,
-		Faults:   r.faults.active.Load(),
-	}
-}
-
-func (r *run) report(ctx context.Context) {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.cfg.Progress(r.snapshot())
-		}
-	}
-}
-
-// client is one buyer: up to Attempts purchases, until one is answered.
-func (r *run) client(ctx context.Context, n *node, c int32) {
-	defer r.finished.Add(1)
-	if ctx.Err() != nil {
-		return
-	}
-	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, clientKey{}, c))
-	defer cancel(nil)
-	r.kill[c].Store(&cancel)
-	defer r.kill[c].Store(nil)
-
-	owner := make([]byte, 0, 40)
-	for a := 0; a < r.cfg.Attempts; a++ {
-		op := &r.ops[int(c)*r.cfg.Attempts+a]
-		if a > 0 {
-			*op = history.Op{Client: c, Attempt: int16(a), Node: int16(n.id), Stock: history.NoStock, Arrival: r.now()}
-		}
-		owner = append(owner[:0], n.uuid...)
-		owner = append(owner, ':')
-		owner = strconv.AppendInt(owner, int64(c), 10)
-		owner = append(owner, '.')
-		owner = strconv.AppendInt(owner, int64(a), 10)
-		r.purchase(cctx, n, op, string(owner))
-		switch op.Outcome {
-		case history.Sold, history.SoldOut, history.Duplicate, history.Crashed, history.Pending:
-			return
-		}
-	}
-}
-
-// purchase is one attempt, by the implementation's sale.
-func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner string) {
-	op.Start = r.now()
-	defer func() {
-		if op.Outcome != history.Pending {
-			op.End = r.now()
-		}
-		switch op.Outcome {
-		case history.Sold:
-			r.sold.Add(1)
-		case history.Crashed:
-			op.Crash = r.crashAt[op.Client].Load()
-		}
-	}()
-	rec := recorder{r: r, op: op, ctx: ctx}
-	r.cfg.Sale.buy(ctx, r, n, &rec, strconv.FormatInt(int64(op.Client), 10), owner)
-}
-
-// failed names the outcome of an attempt that stopped on an error: a
-// crash if a fault killed the client, pending if the run ended under it,
-// otherwise dflt.
-func (r *run) failed(ctx context.Context, dflt history.Outcome) history.Outcome {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, ErrCrashed):
-		return history.Crashed
-	case cause != nil:
-		return history.Pending
-	}
-	return dflt
 }
 
 // compact drops the retry slots that were never used.

@@ -94,7 +94,7 @@ func (atomicSale) describe(h *history.Header) { h.Lockless = true }
 
 func (atomicSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _ string) {
 	rec.reading()
-	stock, sold, dup, err := sell(ctx, n.client, &r.keys, user)
+	stock, sold, dup, err := atomicSell(ctx, n.client, &r.keys, user)
 	if err != nil {
 		if notSent(err) {
 			rec.fail()

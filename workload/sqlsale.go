@@ -33,7 +33,7 @@ const (
 const erDupEntry = 1062
 
 // sqlNode is one node's own connection pool to MySQL. Every statement
-// waits at the node's gate and is counted, as every Redis command is, and
+// waits out the node's pause and is counted, as every Redis command is, and
 // is bounded by the command timeout.
 type sqlNode struct {
 	n       *node
@@ -62,7 +62,7 @@ func (s *sqlNode) done(c *sql.Conn, clean bool) {
 	c.Close()
 }
 
-// send admits one statement through the node's gate and counts it; the
+// send admits one statement past the node's pause and counts it; the
 // returned context bounds it by the command timeout.
 func (s *sqlNode) send(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	if err := (hook{s.n}).admit(ctx, 1); err != nil {
@@ -242,8 +242,8 @@ func (r *run) order(ctx context.Context, s *sqlNode, c *sql.Conn, rec *recorder,
 }
 
 // business is the business step inside a sale, Redis or SQL: the
-// Business probe point, then --hold, after which the node's gate is
-// passed again (a pause during the hold). It returns false when the
+// Business probe point, then --hold, after which the buyer waits out the
+// node's pause, if one began during the hold. It returns false when the
 // client was stopped there.
 func (r *run) business(ctx context.Context, n *node) bool {
 	if err := r.probe(ctx, n, locks.Business); err != nil {
@@ -253,7 +253,7 @@ func (r *run) business(ctx context.Context, n *node) bool {
 		if err := ctxtime.Sleep(ctx, r.cfg.Hold); err != nil {
 			return false
 		}
-		if err := n.gate.wait(ctx); err != nil || ctx.Err() != nil {
+		if err := n.pause.wait(ctx); err != nil || ctx.Err() != nil {
 			return false
 		}
 	}

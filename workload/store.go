@@ -107,8 +107,9 @@ func write(ctx context.Context, c *redis.Client, k *keys, user string, stock int
 	return err == nil, err
 }
 
-// sell is the whole sale in one server-side script (the atomic guard).
-func sell(ctx context.Context, c *redis.Client, k *keys, user string) (stock int64, sold, dup bool, err error) {
+// atomicSell is the whole sale in one server-side script (the atomic
+// guard).
+func atomicSell(ctx context.Context, c *redis.Client, k *keys, user string) (stock int64, sold, dup bool, err error) {
 	vals, err := atomicScript.Run(ctx, c, []string{k.stock, k.orders}, user).Int64Slice()
 	if err != nil {
 		return 0, false, false, err

@@ -51,7 +51,7 @@ func ZooKeeperName(version, addr string) string {
 }
 
 // zooKeeperEnv is node n's way to the run's ZooKeeper, through a fault
-// proxy when the injector routes the node, and behind the node's gate;
+// proxy when the injector routes the node, and behind the node's pause;
 // nil when the run has no ZooKeeper.
 func (r *run) zooKeeperEnv(n *node) (*locks.ZooKeeper, error) {
 	if r.cfg.Servers.ZooKeeper == nil {
@@ -64,5 +64,5 @@ func (r *run) zooKeeperEnv(n *node) (*locks.ZooKeeper, error) {
 			return nil, err
 		}
 	}
-	return &locks.ZooKeeper{Addr: addr, Wait: n.gate.wait}, nil
+	return &locks.ZooKeeper{Addr: addr, Wait: n.pause.wait}, nil
 }

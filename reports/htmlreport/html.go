@@ -363,9 +363,13 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 		s.Header = append(s.Header, keyValue{"backend", c.Backend})
 	}
 	if c.Clients > 0 {
+		arrive := fmt.Sprintf("over %v", time.Duration(c.Ramp))
+		if c.Rate > 0 {
+			arrive = "at " + reports.RateString(c.Rate)
+		}
 		s.Header = append(s.Header,
-			keyValue{"workload", fmt.Sprintf("%s buyers over %v on %d nodes, stock %s, %d workers per node",
-				words.Commas(int64(c.Clients)), time.Duration(c.Ramp), c.Nodes, words.Commas(c.Stock), c.Workers)})
+			keyValue{"workload", fmt.Sprintf("%s buyers %s on %d nodes, stock %s, %d workers per node",
+				words.Commas(int64(c.Clients)), arrive, c.Nodes, words.Commas(c.Stock), c.Workers)})
 	}
 	if len(c.Faults) > 0 {
 		s.Header = append(s.Header, keyValue{"faults", strings.Join(c.Faults, ", ")})

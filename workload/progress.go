@@ -1,0 +1,52 @@
+package workload
+
+import (
+	"context"
+	"time"
+)
+
+// Progress is a snapshot of a running sale.
+type Progress struct {
+	// Impl is the implementation selling.
+	Impl string
+	// Started is when the sale began: a new value is a new sale.
+	Started time.Time
+	// Elapsed is the time since Started.
+	Elapsed time.Duration
+	// Arrived counts the buyers handed to their node so far, Finished
+	// those done.
+	Arrived, Finished int64
+	// Sold counts the units sold so far, of Stock.
+	Sold, Stock int64
+	// Faults counts the injections in force.
+	Faults int64
+}
+
+// snapshot is the sale's progress now.
+func (r *run) snapshot() Progress {
+	return Progress{
+		Impl:     r.cfg.Name,
+		Started:  r.base,
+		Elapsed:  time.Since(r.base),
+		Arrived:  r.arrived.Load(),
+		Finished: r.finished.Load(),
+		Sold:     r.sold.Load(),
+		Stock:    r.cfg.Stock,
+		Faults:   r.faults.active.Load(),
+	}
+}
+
+// tickProgress calls the Progress callback with a snapshot four times a
+// second until ctx ends.
+func (r *run) tickProgress(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.cfg.Progress(r.snapshot())
+		}
+	}
+}
