@@ -27,9 +27,13 @@ import (
 var (
 	// ErrNoCell means no cell of the truth table matches the choice.
 	ErrNoCell = errors.New("matrix: no cell of the truth table matches")
-	// ErrUnknownFault means a fault named to narrow the matrix does not
-	// exist.
+	// ErrUnknownFault means a fault named to narrow the matrix, or in a
+	// row AddRow was given, does not exist.
 	ErrUnknownFault = errors.New("matrix: unknown fault")
+	// ErrUnknownImpl means a cell names an implementation the harness's
+	// registry does not hold: register it (harness.Register) before
+	// giving it a row (AddRow).
+	ErrUnknownImpl = errors.New("matrix: unknown implementation")
 )
 
 // Defaults is the small workload each cell runs: a few seconds at most,
@@ -292,7 +296,7 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
 	im, ok := harness.Lookup(cell.Impl)
 	if !ok {
-		return nil, 0, fmt.Errorf("%w: no implementation %s", ErrNoCell, cell.Impl)
+		return nil, 0, fmt.Errorf("%w %q", ErrUnknownImpl, cell.Impl)
 	}
 	specs, err := faults.Parse(entry)
 	if err != nil {

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -334,10 +335,23 @@ func TestRowsOfRegisteredImplementations(t *testing.T) {
 	if err := AddRow(Cell{Impl: "test-with-row", Want: Safe}, Cell{Impl: "test-with-row", Fault: "expire", Want: Overlap}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range [][]Cell{{{Impl: "lua", Want: Safe}}, {{Impl: "test-with-row", Fault: "no-such-fault"}}, {{Want: Safe}}} {
-		if err := AddRow(bad...); err == nil {
-			t.Errorf("AddRow(%+v) accepted", bad)
+	bad := []struct {
+		name string
+		row  []Cell
+		want error
+	}{
+		{"a built-in implementation", []Cell{{Impl: "lua", Want: Safe}}, ErrNoCell},
+		{"an unknown fault", []Cell{{Impl: "test-with-row", Fault: "no-such-fault"}}, ErrUnknownFault},
+		{"no implementation", []Cell{{Want: Safe}}, ErrNoCell},
+		{"an implementation not registered", []Cell{{Impl: "test-never-registered", Want: Safe}}, ErrUnknownImpl},
+	}
+	for _, tt := range bad {
+		if err := AddRow(tt.row...); !errors.Is(err, tt.want) {
+			t.Errorf("AddRow of %s: %v, want %v", tt.name, err, tt.want)
 		}
+	}
+	if _, ok := Lookup("test-never-registered/none"); ok {
+		t.Error("a refused row left its cell in the table")
 	}
 	with, _ := harness.Lookup("test-with-row")
 	without, _ := harness.Lookup("test-without-row")
