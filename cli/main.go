@@ -27,6 +27,15 @@ import (
 // by `go install …@version` reports its module version instead.
 var version = ""
 
+// Program is the command that runs this binary, the start of every
+// reproduce line it prints: "lockbench". A user's own main that calls
+// Main sets it, before Main, to the command their users type for it
+// (examples/customlock sets "go run ./examples/customlock"). It is a
+// setting rather than os.Args[0] because a binary cannot tell how it
+// was run: `go run` builds one under a temporary path that is gone once
+// it exits.
+var Program = "lockbench"
+
 // Exit codes, documented in the README.
 const (
 	exitPass        = 0

@@ -122,7 +122,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer done()
 
-	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls)
+	result := o.newResult(o.command("matrix"), impls)
 	sales := len(cells)
 	if o.sweep != nil {
 		sales *= o.sweep.Steps
@@ -356,5 +356,5 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		needs = im.Needs()
 	}
 	// The matrix's own flags, and the servers set above, are not the run's.
-	return o.commandLine(o.flags, set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
+	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
 }

@@ -301,7 +301,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	o.warnLeftOut(stderr, "")
 	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
 
-	result := o.newResult(o.command(fs), impls)
+	result := o.newResult(o.command(""), impls)
 	for _, im := range impls {
 		if err := harness.Available(&o.servers.Servers, im, o.specs); err != nil {
 			return flagErr("faults", err)
@@ -617,10 +617,10 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 	return o.resolveImages(fs)
 }
 
-// command rebuilds the command line that reproduces the run: every flag
-// that was set, and the seed.
-func (o *runOpts) command(fs *pflag.FlagSet) string {
-	return o.commandLine(fs, nil, nil, o.dsnArg(o.needs))
+// command rebuilds the command line that reproduces the run, or the
+// matrix when sub is "matrix": every flag that was set, and the seed.
+func (o *runOpts) command(sub string) string {
+	return o.commandLine(sub, nil, nil, o.dsnArg(o.needs))
 }
 
 // notReproduced are the flags no reproduce line carries: the seed comes
@@ -629,34 +629,40 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 // container ids name others once those have gone.
 var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid", "target-container"}
 
-// commandLine is the one builder of reproduce lines, the run's, the
-// matrix's and each cell's: lockbench, then set (flags the line must carry
-// with these values, in order), then every other flag given on fs's
-// command line that skip does not name, then the MySQL DSN (when not
-// empty), then the seed.
-func (o *runOpts) commandLine(fs *pflag.FlagSet, set [][2]string, skip []string, dsn string) string {
-	parts := []string{"lockbench"}
-	for _, kv := range set {
-		parts = append(parts, "--"+kv[0]+"="+kv[1])
+// commandLine makes the reproduce lines of the run, the matrix and each
+// cell with harness.CommandLine: Program and the subcommand sub (none
+// for run), then set (flags the line must carry with these values, in
+// order), then every other flag given on the command line (o.flags) that
+// skip does not name, then the MySQL DSN (when not empty), then the seed.
+func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn string) string {
+	program := Program
+	if sub != "" {
+		program += " " + sub
 	}
-	if fs != nil {
-		fs.VisitAll(func(f *pflag.Flag) {
+	flags := slices.Clone(set)
+	if o.flags != nil {
+		o.flags.VisitAll(func(f *pflag.Flag) {
 			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) ||
 				slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == f.Name }) {
 				return
 			}
-			v := f.Value.String()
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				v = strings.Join(sv.GetSlice(), ",")
+			sv, ok := f.Value.(pflag.SliceValue)
+			switch {
+			case ok && f.Value.Type() == "stringArray": // given once per value
+				for _, v := range sv.GetSlice() {
+					flags = append(flags, [2]string{f.Name, v})
+				}
+			case ok:
+				flags = append(flags, [2]string{f.Name, strings.Join(sv.GetSlice(), ",")})
+			default:
+				flags = append(flags, [2]string{f.Name, f.Value.String()})
 			}
-			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, v))
 		})
 	}
 	if dsn != "" {
-		parts = append(parts, dsn)
+		flags = append(flags, [2]string{"mysql-dsn", dsn})
 	}
-	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
-	return strings.Join(parts, " ")
+	return harness.CommandLine(program, flags, o.seed)
 }
 
 func (o *runOpts) config(impls []harness.Impl) reports.Config {

@@ -220,11 +220,7 @@ func newBackend(t *testing.T, kind string) workload.Backend {
 // reproduce is the command line that runs a cell of the truth table on
 // its own (the servers left for the reader to add).
 func reproduce(cell Cell, mc reports.MatrixCell, seed uint64) string {
-	var parts []string
-	for _, kv := range cell.Flags(Defaults(), mc.Fault) {
-		parts = append(parts, "--"+kv[0]+"="+kv[1])
-	}
-	return fmt.Sprintf("lockbench %s --seed=%d", strings.Join(parts, " "), seed)
+	return harness.CommandLine("lockbench", cell.Flags(Defaults(), mc.Fault), seed)
 }
 
 // newClusterBackend starts the servers a multi-server cell runs on: five
