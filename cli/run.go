@@ -302,31 +302,35 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
 
 	result := o.newResult(o.command(""), impls)
-	for _, im := range impls {
-		if err := harness.Available(&o.servers.Servers, im, o.specs); err != nil {
-			return flagErr("faults", err)
-		}
-	}
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
-	var lost error
+	var plans []harness.Plan
 	for _, im := range o.gate.schedule(impls) {
-		if ctx.Err() != nil {
-			break
-		}
-		run, err := o.runOne(ctx, im, progress)
-		if run != nil {
-			result.Runs = append(result.Runs, *run)
-		}
-		if err != nil {
-			if run != nil {
-				lost = err // the server is gone: the runs done are kept
-				break
+		plans = append(plans, o.plan(im, progress))
+	}
+	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, run *reports.Run, h *history.History) error {
+		progress.clear()
+		if o.out != "" {
+			name := o.gate.historyName(p.Impl.Name)
+			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+				return &exitError{code: exitInfra, err: err}
 			}
-			if ctx.Err() != nil && len(result.Runs) > 0 {
-				break // Ctrl-C before this sale began: keep the runs done
-			}
-			return err
+			run.History = name
 		}
+		result.Runs = append(result.Runs, *run)
+		return nil
+	})
+	progress.clear()
+	// A server lost during a sale, or Ctrl-C, leaves the runs done (the
+	// last one cut short): they are judged, printed and written like any
+	// other; then the loss is exit 3, Ctrl-C 130.
+	var lost error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && len(result.Runs) > 0:
+	case errors.Is(err, harness.ErrLost):
+		lost = &exitError{code: exitInfra, err: plainErr{err}}
+	default:
+		return runErr(ctx, err)
 	}
 	err = finishRun(ctx, &o, result, stdout, stderr)
 	if lost != nil {
@@ -490,45 +494,24 @@ func (o *runOpts) plan(im harness.Impl, progress *progress) harness.Plan {
 	return p
 }
 
-// runOne runs the sale against im with the options' faults, checks it,
-// and writes its history when --out is set. The error is an exitError.
-func (o *runOpts) runOne(ctx context.Context, im harness.Impl, progress *progress) (*reports.Run, error) {
-	if progress != nil {
-		defer progress.clear()
-	}
-	run, h, err := harness.Run(ctx, &o.servers.Servers, o.plan(im, progress))
-	// A server lost during or after the sale leaves a history: it is
-	// judged and written like any other, and the loss is returned beside
-	// the run (exit 3 once the summary is out; Ctrl-C's 130 when the user
-	// stopped it).
-	var lost error
-	if err != nil && h != nil {
-		if ctx.Err() == nil {
-			lost = &exitError{code: exitInfra, err: errors.New(strings.TrimPrefix(err.Error(), "workload: "))}
-		}
-		err = nil
-	}
+// runErr is the exit error of a sale that could not run, a run's or a
+// matrix cell's: a usage error naming the flag to fix, else an
+// infrastructure failure (or Ctrl-C's).
+func runErr(ctx context.Context, err error) error {
+	var e *exitError
 	switch {
-	case err == nil:
+	case errors.As(err, &e):
+		return err
 	case errors.Is(err, workload.ErrPrefixInUse):
-		return nil, flagErr("prefix", err)
+		return flagErr("prefix", err)
 	case errors.Is(err, workload.ErrTablesInUse):
-		return nil, flagErr("mysql-dsn", err)
+		return flagErr("mysql-dsn", err)
 	case errors.Is(err, faults.ErrUnavailable), errors.Is(err, faults.ErrParam):
-		return nil, flagErr("faults", err)
+		return flagErr("faults", err)
 	case errors.Is(err, harness.ErrPlan):
-		return nil, usageErr("%s", strings.TrimPrefix(err.Error(), "harness: "))
-	default:
-		return nil, infraErr(ctx, err)
+		return usageErr("%s", plain(err))
 	}
-	if o.out != "" {
-		name := o.gate.historyName(im.Name)
-		if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
-			return nil, &exitError{code: exitInfra, err: err}
-		}
-		run.History = name
-	}
-	return run, lost
+	return infraErr(ctx, err)
 }
 
 // finish writes the result where it was asked for and turns the verdicts

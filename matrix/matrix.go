@@ -304,9 +304,6 @@ func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, l
 	}
 	plan := o.Base
 	plan.Impl, plan.Faults, plan.Workload = im, specs, cell.Workload(o.Base.Workload)
-	if err := harness.Available(servers, im, specs); err != nil {
-		return nil, 0, err
-	}
 	run, h, err := harness.Run(ctx, servers, plan)
 	if err != nil && h == nil {
 		return nil, 0, err
