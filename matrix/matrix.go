@@ -211,7 +211,7 @@ func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Option
 		mc.Measured = NotFired
 	}
 	mc.Nodes, mc.Run = nodes, *run
-	mc.Match = struck && (cell.Want.Sometimes || meets(cell.Want, run))
+	mc.Match = struck && (cell.Want.Sometimes || cell.Want.Meets(run))
 	if cell.Want.Label == reports.MeasuredOnly {
 		mc.Match = true // measured, never judged: a fault that never fired says so
 	}
@@ -238,7 +238,7 @@ func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.Matrix
 		mc.Nodes, last, lastFault = nodes, run, entry
 		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: Measured(run), Faults: len(run.Faults)}
 		struck := cellStruck(cell, run)
-		judged = append(judged, SweepRun{Struck: struck, Meets: meets(cell.Want, run)})
+		judged = append(judged, SweepRun{Struck: struck, Meets: cell.Want.Meets(run)})
 		if struck {
 			p.Broke = brokeLock(run)
 			if p.Broke && broke == nil {
@@ -269,7 +269,6 @@ type SweepRun struct{ Struck, Meets bool }
 // value; values whose fault never struck count for neither, and a sweep
 // in which none struck tested nothing.
 func SweepMatch(want Expect, runs []SweepRun) bool {
-	breaks := want.Lock == Must || want.Data == Must || want.Live == Must
 	struck, all, some := 0, true, false
 	for _, r := range runs {
 		if !r.Struck {
@@ -284,7 +283,7 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 		return false
 	case want.Sometimes:
 		return true
-	case breaks:
+	case want.Breaks():
 		return some
 	}
 	return all
@@ -359,9 +358,18 @@ func Measured(r *reports.Run) string {
 	return Safe.Label
 }
 
-// meets reports whether a run shows what want expects.
-func meets(want Expect, r *reports.Run) bool {
-	return wants(want.Lock, r.LockSafety) && wants(want.Data, r.DataSafety) && wants(want.Live, r.Liveness)
+// Meets reports whether a run shows what e expects: each property that
+// must be violated is, each that must hold does. It judges one run; a
+// cell that fails only Sometimes is judged over several (RunCell counts
+// such a cell as met by any run whose fault struck).
+func (e Expect) Meets(r *reports.Run) bool {
+	return wants(e.Lock, r.LockSafety) && wants(e.Data, r.DataSafety) && wants(e.Live, r.Liveness)
+}
+
+// Breaks reports whether e expects some property to be violated: the
+// cell must fail.
+func (e Expect) Breaks() bool {
+	return e.Lock == Must || e.Data == Must || e.Live == Must
 }
 
 func wants(w Want, s checker.Status) bool {
