@@ -656,7 +656,7 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 	return reports.Config{
 		Impls:    names,
 		Backend:  o.servers.Names(),
-		MySQL:    o.servers.MySQLName,
+		MySQL:    o.mysqlName(),
 		Nodes:    o.nodes,
 		Clients:  o.clients,
 		Stock:    o.stock,
@@ -669,6 +669,14 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		Timeout:  reports.Duration(o.timeout),
 		Faults:   specStrings(o.specs),
 	}
+}
+
+// mysqlName names the run's MySQL, "" when it has none.
+func (o *runOpts) mysqlName() string {
+	if o.servers.MySQL == nil {
+		return ""
+	}
+	return o.servers.MySQL.Name()
 }
 
 func specStrings(specs []faults.Spec) []string {

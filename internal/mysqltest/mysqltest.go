@@ -178,6 +178,10 @@ func launch(bin, dir, data, u string, port int, addr string) (*Server, error) {
 	return s, nil
 }
 
+// Where implements workload.Host: the server is the test's own process,
+// its address already in the server's name.
+func (s *Server) Where() string { return "" }
+
 // Stop kills the server and removes its directory.
 func (s *Server) Stop() {
 	s.proc.Kill()
