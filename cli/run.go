@@ -22,7 +22,6 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/words"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
@@ -131,7 +130,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
-	fs.IntVar(&o.redlockServers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
+	fs.IntVar(&o.redlockServers, "redlock-servers", harness.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")

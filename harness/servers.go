@@ -29,6 +29,11 @@ const (
 // stops the lock.
 const MinRedlockServers = 3
 
+// RedlockServers is how many independent servers BackendEmbedded and
+// BackendDocker start for a lock on several when ServerOptions does not
+// say: the lock's own default (locks.RedlockServers).
+const RedlockServers = locks.RedlockServers
+
 // ErrServers means the options cannot give a server an implementation
 // needs: no --zk for a ZooKeeper lock, too few Redis addresses for
 // redlock...
@@ -45,8 +50,7 @@ type ServerOptions struct {
 	// RedisPassword is the password of BackendRedis.
 	RedisPassword string
 	// RedlockServers is how many independent servers BackendEmbedded and
-	// BackendDocker start for a lock on several (default
-	// locks.RedlockServers).
+	// BackendDocker start for a lock on several (default RedlockServers).
 	RedlockServers int
 	// RedisImage, ZooKeeperImage and MySQLImage are BackendDocker's
 	// images (default the containers package's).
@@ -199,7 +203,7 @@ func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, 
 	case o.Backend == BackendRedis:
 		n = len(o.Redis)
 	case many:
-		n = cmp.Or(o.RedlockServers, locks.RedlockServers)
+		n = cmp.Or(o.RedlockServers, RedlockServers)
 	}
 	switch o.Backend {
 	case BackendRedis:

@@ -135,7 +135,7 @@ func TestTruthTable(t *testing.T) {
 						o.MySQLDSN = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
 					case kind == "embedded":
 						// Every cell its own embedded server (five for a lock
-						// on several, locks.RedlockServers).
+						// on several, harness.RedlockServers).
 					case multiServer(cell):
 						o.Backend, o.Redis = harness.BackendRedis, []string{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
 					case serverFault(cell):
