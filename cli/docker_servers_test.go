@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/reports"
 )
@@ -47,6 +48,32 @@ func TestDockerServers(t *testing.T) {
 	}
 	if m := res.Config.MySQL; !strings.HasPrefix(m, "MariaDB ") || !strings.HasSuffix(m, "in docker ("+mysql+")") {
 		t.Errorf("mysql %q, want MariaDB ... in docker (%s)", m, mysql)
+	}
+	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
+		t.Errorf("containers left after the run: %v", ids)
+	}
+}
+
+// TestDockerMySQLServerPause: the MariaDB --backend=docker starts is
+// paused by server-pause (docker pause), as its Redis is; the SQL sales
+// keep their data safe through the unknown outcomes.
+func TestDockerMySQLServerPause(t *testing.T) {
+	mysql := dockertest.MySQLImage(t)
+	_, res := runJSON(t, "--backend=docker", "--mysql-image="+mysql, "--impl=mysql,mysql-for-update",
+		"--faults=server-pause", "--command-timeout=500ms", "--clients=200", "--stock=150", "--ramp=1s", "--seed=1")
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		if len(r.Faults) != 1 || r.Faults[0].Name != "server-pause" {
+			t.Errorf("%s: faults %+v, want one server-pause", r.Impl, r.Faults)
+		}
+		if r.Data.Status != checker.OK || r.Oversold > 0 {
+			t.Errorf("%s: data safety %s, oversold %d; want the data safe\n%s", r.Impl, r.Data.Status, r.Oversold, strings.Join(r.Reasons, "\n"))
+		}
+	}
+	if m := res.Config.MySQL; !strings.HasSuffix(m, "in docker ("+mysql+")") {
+		t.Errorf("mysql %q, want ... in docker (%s)", m, mysql)
 	}
 	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
 		t.Errorf("containers left after the run: %v", ids)

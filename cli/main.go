@@ -27,6 +27,15 @@ import (
 // by `go install …@version` reports its module version instead.
 var version = ""
 
+// Program is the command that runs this binary, the start of every
+// reproduce line it prints: "lockbench". A user's own main that calls
+// Main sets it, before Main, to the command their users type for it
+// (examples/customlock sets "go run ./examples/customlock"). It is a
+// setting rather than os.Args[0] because a binary cannot tell how it
+// was run: `go run` builds one under a temporary path that is gone once
+// it exits.
+var Program = "lockbench"
+
 // Exit codes, documented in the README.
 const (
 	exitPass        = 0
@@ -192,15 +201,45 @@ Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure
 `)
 }
 
-// buildVersion is the Makefile's version, else the module version Go
-// recorded (a `go install …@v1.2.3` build, or Go's version from the
-// checkout's VCS state), else the VCS revision Go recorded, else "devel".
+// modulePath is lockbench's module: in a user's own binary (a main that
+// calls Main), the build information's main module is the user's, and
+// lockbench is one of its dependencies.
+const modulePath = "github.com/lockbench/lockbench"
+
+// buildVersion is the Makefile's version, else what the build information
+// says of lockbench (see moduleVersion), else "devel".
 func buildVersion() string {
 	if version != "" {
 		return version
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		return "devel"
+	}
+	return moduleVersion(bi)
+}
+
+// moduleVersion is lockbench's version in the build bi describes. When
+// lockbench is the main module: its module version (a `go install
+// …@v1.2.3` build, or Go's version from the checkout's VCS state), else
+// the VCS revision Go recorded. When another module is the main one (a
+// user's binary that calls Main): lockbench's version among its
+// dependencies, the replacement's when it is replaced by another
+// version; the VCS state is the user's, not lockbench's, so a lockbench
+// replaced by a directory, or not found, is "devel".
+func moduleVersion(bi *debug.BuildInfo) string {
+	if bi.Main.Path != modulePath && bi.Main.Path != "" {
+		for _, d := range bi.Deps {
+			if d.Path != modulePath {
+				continue
+			}
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			if d.Version != "" && d.Version != "(devel)" {
+				return d.Version
+			}
+		}
 		return "devel"
 	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {

@@ -122,7 +122,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer done()
 
-	result := o.newResult(strings.Replace(o.command(fs), "lockbench", "lockbench matrix", 1), impls)
+	result := o.newResult(o.command("matrix"), impls)
 	sales := len(cells)
 	if o.sweep != nil {
 		sales *= o.sweep.Steps
@@ -137,7 +137,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	result.Matrix = res.Cells
 	if err != nil {
-		return o.cellErr(ctx, err)
+		return runErr(ctx, err)
 	}
 	if len(result.Matrix) == 0 && ctx.Err() == nil {
 		return usageErr("no cell of the matrix can run on %s (%s)", o.servers.Names(), strings.Join(res.Skipped, "; "))
@@ -154,19 +154,6 @@ func matrixErr(err error) error {
 		return usageErr("--impl/--faults: %s", strings.TrimPrefix(err.Error(), "matrix: "))
 	}
 	return err
-}
-
-// cellErr is the exit error of a cell that could not run, as for a run.
-func (o *runOpts) cellErr(ctx context.Context, err error) error {
-	switch {
-	case errors.Is(err, workload.ErrPrefixInUse):
-		return flagErr("prefix", err)
-	case errors.Is(err, workload.ErrTablesInUse):
-		return flagErr("mysql-dsn", err)
-	case errors.Is(err, faults.ErrParam), errors.Is(err, harness.ErrPlan):
-		return usageErr("%v", err)
-	}
-	return infraErr(ctx, err)
 }
 
 // finishMatrix prints and writes the matrix and turns it into the exit
@@ -353,5 +340,5 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		needs = im.Needs()
 	}
 	// The matrix's own flags, and the servers set above, are not the run's.
-	return o.commandLine(o.flags, set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
+	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
 }

@@ -10,11 +10,11 @@ import (
 // mysqlDSNEnv is the environment variable --mysql-dsn defaults to.
 const mysqlDSNEnv = "LOCKBENCH_MYSQL_DSN"
 
-// dsnArg is the --mysql-dsn of a reproduce line: empty when no
-// implementation to run uses MySQL or the DSN comes from $LOCKBENCH_MYSQL_DSN
-// (the line runs where that is set); otherwise the DSN, quoted for the
-// shell, its password (if any) written as PASSWORD for the reader to
-// fill in, never printed.
+// dsnArg is the --mysql-dsn value of a reproduce line: empty when no
+// implementation to run uses MySQL or the DSN comes from
+// $LOCKBENCH_MYSQL_DSN (the line runs where that is set); otherwise the
+// DSN, its password (if any) written as PASSWORD for the reader to fill
+// in, never printed. harness.CommandLine quotes it for the shell.
 func (o *runOpts) dsnArg(needs workload.Needs) string {
 	if !needs.Has(workload.NeedsMySQL) || o.mysqlDSN == "" || o.mysqlDSN == os.Getenv(mysqlDSNEnv) {
 		return ""
@@ -24,5 +24,5 @@ func (o *runOpts) dsnArg(needs workload.Needs) string {
 		cfg.Passwd = "PASSWORD"
 		dsn = cfg.FormatDSN()
 	}
-	return "--mysql-dsn='" + dsn + "'"
+	return dsn
 }

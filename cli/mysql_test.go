@@ -126,8 +126,8 @@ func TestDSNArg(t *testing.T) {
 		wantMySQL bool
 		want      string
 	}{
-		{"root@tcp(127.0.0.1:3306)/", true, "--mysql-dsn='root@tcp(127.0.0.1:3306)/'"},
-		{"lb:secret@tcp(127.0.0.1:3306)/lockbench", true, "--mysql-dsn='lb:PASSWORD@tcp(127.0.0.1:3306)/lockbench'"},
+		{"root@tcp(127.0.0.1:3306)/", true, "root@tcp(127.0.0.1:3306)/"},
+		{"lb:secret@tcp(127.0.0.1:3306)/lockbench", true, "lb:PASSWORD@tcp(127.0.0.1:3306)/lockbench"},
 		{"lb:secret@tcp(127.0.0.1:3306)/lockbench", false, ""},
 		{"env:secret@tcp(127.0.0.1:3306)/lockbench", true, ""},
 		{"", true, ""},

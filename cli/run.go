@@ -24,7 +24,6 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/words"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
@@ -139,7 +138,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
-	fs.IntVar(&o.redlockServers, "redlock-servers", locks.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
+	fs.IntVar(&o.redlockServers, "redlock-servers", harness.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
@@ -314,32 +313,36 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	o.warnLeftOut(stderr, "")
 	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
 
-	result := o.newResult(o.command(fs), impls)
-	for _, im := range impls {
-		if err := harness.Available(&o.servers.Servers, im, o.specs); err != nil {
-			return flagErr("faults", err)
-		}
-	}
+	result := o.newResult(o.command(""), impls)
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
-	var lost error
+	var plans []harness.Plan
 	for _, im := range o.gate.schedule(impls) {
-		if ctx.Err() != nil {
-			break
-		}
-		run, err := o.runOne(ctx, im, progress)
-		if run != nil {
-			result.Runs = append(result.Runs, *run)
-		}
-		if err != nil {
-			if run != nil {
-				lost = err // the server is gone: the runs done are kept
-				break
+		plans = append(plans, o.plan(im, progress))
+	}
+	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, run *reports.Run, h *history.History) error {
+		progress.clear()
+		if o.out != "" {
+			name := o.gate.historyName(p.Impl.Name)
+			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+				return &exitError{code: exitInfra, err: err}
 			}
-			if ctx.Err() != nil && len(result.Runs) > 0 {
-				break // Ctrl-C before this sale began: keep the runs done
-			}
-			return err
+			run.History = name
 		}
+		result.Runs = append(result.Runs, *run)
+		return nil
+	})
+	progress.clear()
+	// A server lost during a sale, or Ctrl-C, leaves the runs done (the
+	// last one cut short): they are judged, printed and written like any
+	// other; then the loss is exit 3, Ctrl-C 130.
+	var lost error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && len(result.Runs) > 0:
+	case errors.Is(err, harness.ErrLost):
+		lost = &exitError{code: exitInfra, err: plainErr{err}}
+	default:
+		return runErr(ctx, err)
 	}
 	err = finishRun(ctx, &o, result, stdout, stderr)
 	if lost != nil {
@@ -504,45 +507,24 @@ func (o *runOpts) plan(im harness.Impl, progress *progress) harness.Plan {
 	return p
 }
 
-// runOne runs the sale against im with the options' faults, checks it,
-// and writes its history when --out is set. The error is an exitError.
-func (o *runOpts) runOne(ctx context.Context, im harness.Impl, progress *progress) (*reports.Run, error) {
-	if progress != nil {
-		defer progress.clear()
-	}
-	run, h, err := harness.Run(ctx, &o.servers.Servers, o.plan(im, progress))
-	// A server lost during or after the sale leaves a history: it is
-	// judged and written like any other, and the loss is returned beside
-	// the run (exit 3 once the summary is out; Ctrl-C's 130 when the user
-	// stopped it).
-	var lost error
-	if err != nil && h != nil {
-		if ctx.Err() == nil {
-			lost = &exitError{code: exitInfra, err: errors.New(strings.TrimPrefix(err.Error(), "workload: "))}
-		}
-		err = nil
-	}
+// runErr is the exit error of a sale that could not run, a run's or a
+// matrix cell's: a usage error naming the flag to fix, else an
+// infrastructure failure (or Ctrl-C's).
+func runErr(ctx context.Context, err error) error {
+	var e *exitError
 	switch {
-	case err == nil:
+	case errors.As(err, &e):
+		return err
 	case errors.Is(err, workload.ErrPrefixInUse):
-		return nil, flagErr("prefix", err)
+		return flagErr("prefix", err)
 	case errors.Is(err, workload.ErrTablesInUse):
-		return nil, flagErr("mysql-dsn", err)
+		return flagErr("mysql-dsn", err)
 	case errors.Is(err, faults.ErrUnavailable), errors.Is(err, faults.ErrParam):
-		return nil, flagErr("faults", err)
+		return flagErr("faults", err)
 	case errors.Is(err, harness.ErrPlan):
-		return nil, usageErr("%s", strings.TrimPrefix(err.Error(), "harness: "))
-	default:
-		return nil, infraErr(ctx, err)
+		return usageErr("%s", plain(err))
 	}
-	if o.out != "" {
-		name := o.gate.historyName(im.Name)
-		if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
-			return nil, &exitError{code: exitInfra, err: err}
-		}
-		run.History = name
-	}
-	return run, lost
+	return infraErr(ctx, err)
 }
 
 // finish writes the result where it was asked for and turns the verdicts
@@ -631,10 +613,10 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 	return o.resolveImages(fs)
 }
 
-// command rebuilds the command line that reproduces the run: every flag
-// that was set, and the seed.
-func (o *runOpts) command(fs *pflag.FlagSet) string {
-	return o.commandLine(fs, nil, nil, o.dsnArg(o.needs))
+// command rebuilds the command line that reproduces the run, or the
+// matrix when sub is "matrix": every flag that was set, and the seed.
+func (o *runOpts) command(sub string) string {
+	return o.commandLine(sub, nil, nil, o.dsnArg(o.needs))
 }
 
 // notReproduced are the flags no reproduce line carries: the seed comes
@@ -643,34 +625,40 @@ func (o *runOpts) command(fs *pflag.FlagSet) string {
 // container ids name others once those have gone.
 var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid", "target-container"}
 
-// commandLine is the one builder of reproduce lines, the run's, the
-// matrix's and each cell's: lockbench, then set (flags the line must carry
-// with these values, in order), then every other flag given on fs's
-// command line that skip does not name, then the MySQL DSN (when not
-// empty), then the seed.
-func (o *runOpts) commandLine(fs *pflag.FlagSet, set [][2]string, skip []string, dsn string) string {
-	parts := []string{"lockbench"}
-	for _, kv := range set {
-		parts = append(parts, "--"+kv[0]+"="+kv[1])
+// commandLine makes the reproduce lines of the run, the matrix and each
+// cell with harness.CommandLine: Program and the subcommand sub (none
+// for run), then set (flags the line must carry with these values, in
+// order), then every other flag given on the command line (o.flags) that
+// skip does not name, then the MySQL DSN (when not empty), then the seed.
+func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn string) string {
+	program := Program
+	if sub != "" {
+		program += " " + sub
 	}
-	if fs != nil {
-		fs.VisitAll(func(f *pflag.Flag) {
+	flags := slices.Clone(set)
+	if o.flags != nil {
+		o.flags.VisitAll(func(f *pflag.Flag) {
 			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) ||
 				slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == f.Name }) {
 				return
 			}
-			v := f.Value.String()
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				v = strings.Join(sv.GetSlice(), ",")
+			sv, ok := f.Value.(pflag.SliceValue)
+			switch {
+			case ok && f.Value.Type() == "stringArray": // given once per value
+				for _, v := range sv.GetSlice() {
+					flags = append(flags, [2]string{f.Name, v})
+				}
+			case ok:
+				flags = append(flags, [2]string{f.Name, strings.Join(sv.GetSlice(), ",")})
+			default:
+				flags = append(flags, [2]string{f.Name, f.Value.String()})
 			}
-			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, v))
 		})
 	}
 	if dsn != "" {
-		parts = append(parts, dsn)
+		flags = append(flags, [2]string{"mysql-dsn", dsn})
 	}
-	parts = append(parts, fmt.Sprintf("--seed=%d", o.seed))
-	return strings.Join(parts, " ")
+	return harness.CommandLine(program, flags, o.seed)
 }
 
 func (o *runOpts) config(impls []harness.Impl) reports.Config {
@@ -685,7 +673,7 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 	return reports.Config{
 		Impls:    names,
 		Backend:  o.servers.Names(),
-		MySQL:    o.servers.MySQLName,
+		MySQL:    o.mysqlName(),
 		Nodes:    o.nodes,
 		Clients:  o.clients,
 		Stock:    o.stock,
@@ -699,6 +687,14 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		Timeout:  reports.Duration(o.timeout),
 		Faults:   specStrings(o.specs),
 	}
+}
+
+// mysqlName names the run's MySQL, "" when it has none.
+func (o *runOpts) mysqlName() string {
+	if o.servers.MySQL == nil {
+		return ""
+	}
+	return o.servers.MySQL.Name()
 }
 
 func specStrings(specs []faults.Spec) []string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/workload"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -28,13 +29,17 @@ const MySQLImageEnv = "LOCKBENCH_MYSQL_IMAGE"
 const mysqlStartTimeout = 90 * time.Second
 
 // MySQL is a MariaDB (or MySQL) server in a Docker container that
-// lockbench started, listening on 127.0.0.1 with the host's network.
+// lockbench started, listening on 127.0.0.1 with the host's network. It
+// is the workload.Host of the server lockbench dials at its DSN: it says
+// where that runs, and pauses it (docker pause), for the server-pause
+// fault of the SQL sales.
 type MySQL struct {
 	image   string
 	addr    string
 	dsn     string
 	version string
 	ctr     *testcontainers.DockerContainer
+	frozen  freezer // docker pause, with the Docker client
 }
 
 // StartMySQL starts image (MySQLImage when empty) with host networking and
@@ -54,10 +59,15 @@ func StartMySQL(ctx context.Context, image string) (*MySQL, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli.Close()
-	return loopback.Retry(ctx, errExited, func(port int, addr string) (*MySQL, error) {
+	m, err := loopback.Retry(ctx, errExited, func(port int, addr string) (*MySQL, error) {
 		return startMySQL(ctx, image, port, addr)
 	})
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	m.frozen.cli, m.frozen.id = cli, m.ContainerID()
+	return m, nil
 }
 
 func startMySQL(ctx context.Context, image string, port int, addr string) (*MySQL, error) {
@@ -115,8 +125,25 @@ func (m *MySQL) Name() string {
 // ContainerID is the Docker ID of the server's container.
 func (m *MySQL) ContainerID() string { return m.ctr.GetContainerID() }
 
-// Close stops and removes the container.
-func (m *MySQL) Close() error { return closeServer(m.ctr) }
+// Where implements workload.Host: the server runs in docker, in its
+// image.
+func (m *MySQL) Where() string { return "in docker (" + m.image + ")" }
+
+// Pause implements workload.Pauser with docker pause, as Redis's does.
+func (m *MySQL) Pause(ctx context.Context, d time.Duration) error {
+	return m.frozen.pause(ctx, d)
+}
+
+// Close thaws the container if paused, then stops and removes it.
+func (m *MySQL) Close() error {
+	m.frozen.end()
+	err := closeServer(m.ctr)
+	m.frozen.cli.Close()
+	return err
+}
 
 // Image is the image the server runs.
 func (m *MySQL) Image() string { return m.image }
+
+// Interface checks.
+var _ workload.Host = (*MySQL)(nil)

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
@@ -63,16 +62,11 @@ const (
 // workload.Restarter (the container is killed and started again; the
 // server keeps nothing, as it runs with --save "" --appendonly no).
 type Redis struct {
-	image string
-	addr  string
-	ctr   *testcontainers.DockerContainer
-	cli   *testcontainers.DockerClient
-	ext   *workload.External // reaches the server; its version
-
-	mu     sync.Mutex
-	until  time.Time     // end of the current pause; zero when running
-	resume chan struct{} // closed to end the current pause at once
-	paused sync.WaitGroup
+	image  string
+	addr   string
+	ctr    *testcontainers.DockerContainer
+	ext    *workload.External // reaches the server; its version
+	frozen freezer            // docker pause, with the Docker client
 }
 
 // StartRedis starts image (RedisImage when empty) with host networking and
@@ -100,7 +94,7 @@ func StartRedis(ctx context.Context, image string) (*Redis, error) {
 		cli.Close()
 		return nil, err
 	}
-	r.cli = cli
+	r.frozen.cli, r.frozen.id = cli, r.ContainerID()
 	return r, nil
 }
 
@@ -215,82 +209,14 @@ func (r *Redis) ContainerID() string { return r.ctr.GetContainerID() }
 // is frozen for d from the moment it is, and thawed in the background. A
 // pause while paused extends it.
 func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.until.IsZero() {
-		if until := time.Now().Add(d); until.After(r.until) {
-			r.until = until
-		}
-		return nil
-	}
-	if err := r.cli.ContainerPause(ctx, r.ContainerID()); err != nil {
-		return fmt.Errorf("%w: pause: %v", ErrDocker, err)
-	}
-	// The pause counts from the freeze: freezing a container can take a
-	// while on a loaded machine.
-	r.until = time.Now().Add(d)
-	r.resume = make(chan struct{})
-	r.paused.Add(1)
-	go r.thaw(r.resume)
-	return nil
-}
-
-// thaw unpauses the container when the pause is over, or when resume is
-// closed.
-func (r *Redis) thaw(resume chan struct{}) {
-	defer r.paused.Done()
-	for {
-		r.mu.Lock()
-		left := time.Until(r.until)
-		if left <= 0 || isClosed(resume) {
-			r.unpauseLocked()
-			r.mu.Unlock()
-			return
-		}
-		r.mu.Unlock()
-		select {
-		case <-time.After(left):
-		case <-resume:
-		}
-	}
-}
-
-// isClosed reports whether c is closed, without waiting.
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
-// unpauseLocked thaws the container if it is paused; r.mu is held.
-func (r *Redis) unpauseLocked() {
-	if r.until.IsZero() {
-		return
-	}
-	r.until = time.Time{}
-	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
-	defer cancel()
-	r.cli.ContainerUnpause(ctx, r.ContainerID())
-}
-
-// endPause ends a pause in progress at once and waits for the thaw.
-func (r *Redis) endPause() {
-	r.mu.Lock()
-	if r.resume != nil && !isClosed(r.resume) {
-		close(r.resume)
-	}
-	r.mu.Unlock()
-	r.paused.Wait()
+	return r.frozen.pause(ctx, d)
 }
 
 // Restart implements workload.Restarter: the container is killed and
 // started again, and Restart returns once the server answers PING on the
 // same address. It keeps no data: every key is gone.
 func (r *Redis) Restart(ctx context.Context) error {
-	r.endPause()
+	r.frozen.end()
 	kill := time.Duration(0)
 	if err := r.ctr.Stop(ctx, &kill); err != nil {
 		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
@@ -320,9 +246,9 @@ func (r *Redis) Restart(ctx context.Context) error {
 // Close implements workload.Backend: the container is thawed if paused,
 // then stopped and removed.
 func (r *Redis) Close() error {
-	r.endPause()
+	r.frozen.end()
 	err := remove(r.ctr)
-	r.cli.Close()
+	r.frozen.cli.Close()
 	if err != nil {
 		return fmt.Errorf("%w: remove %s: %v", ErrDocker, r.ContainerID(), err)
 	}

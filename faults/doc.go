@@ -1,6 +1,7 @@
-// Package faults makes the failures lockbench's catalog names happen on
-// demand (the README's fault table lists them): a GC pause of the node holding the lock, a business step longer
-// than the lease, a stall between an owner check and its DEL, a lock key
+// Package faults makes the failures of lockbench's catalog
+// (docs/catalog.md, and the README's fault table) happen on demand: a GC
+// pause of the node holding the lock, a business step longer than the
+// lease, a stall between an owner check and its DEL, a lock key
 // that vanishes, a holder that dies, a clock that runs ahead, a server
 // that stops answering, a slow or cut link.
 //

@@ -49,8 +49,8 @@ func (f *fault) plan(s Spec, env Env, seed uint64) (plan, error) {
 	return f.build(values{spec: s, env: env}, seed)
 }
 
-// The faults of lockbench's catalog, in the order of the README's fault
-// table.
+// The faults of lockbench's catalog, in the order of its fault table
+// (docs/catalog.md).
 var (
 	// PauseHolder stops the whole node of a lock holder (its clients, its
 	// watchdog timers) inside the critical section for longer than the

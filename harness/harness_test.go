@@ -3,10 +3,13 @@ package harness
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -110,6 +113,64 @@ func TestAvailable(t *testing.T) {
 	}
 	if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
 		t.Errorf("Run of mysql with no MySQL: %v, want ErrPlan", err)
+	}
+}
+
+// TestRunAll: every plan is checked before the first sale, so that one
+// that cannot run stops RunAll before anything is handed on; plans that
+// can run are run in order, each handed on.
+func TestRunAll(t *testing.T) {
+	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w := Defaults()
+	w.Clients, w.Stock, w.Ramp, w.Workers = 50, 20, 0, 10
+	plan := func(name, spec string) Plan {
+		im, ok := Lookup(name)
+		if !ok {
+			t.Fatalf("no implementation %s", name)
+		}
+		specs, err := faults.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Plan{Impl: im, Workload: w, Faults: specs, Seed: 1}
+	}
+	tests := []struct {
+		name  string
+		plans []Plan
+		want  error // nil: every plan runs
+	}{
+		{"every plan runs, in order", []Plan{plan("atomic", ""), plan("lua", ""), plan("atomic", "")}, nil},
+		{"the last plan needs a server the others do not", []Plan{plan("atomic", ""), plan("mysql", "")}, ErrPlan},
+		{"the last plan's fault cannot strike", []Plan{plan("atomic", ""), plan("lua", "pause-instance")}, faults.ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			err := RunAll(t.Context(), &s.Servers, tt.plans, func(p Plan, run *reports.Run, h *history.History) error {
+				if run.Impl != p.Impl.Name || h == nil {
+					t.Errorf("handed on %s's run with %s's plan", run.Impl, p.Impl.Name)
+				}
+				got = append(got, run.Impl)
+				return nil
+			})
+			if tt.want != nil {
+				if !errors.Is(err, tt.want) || len(got) > 0 {
+					t.Errorf("RunAll = %v after handing on %q; want %v before any sale", err, got, tt.want)
+				}
+				return
+			}
+			var want []string
+			for _, p := range tt.plans {
+				want = append(want, p.Impl.Name)
+			}
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("RunAll = %v, handed on %q; want nil, %q", err, got, want)
+			}
+		})
 	}
 }
 

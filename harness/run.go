@@ -98,37 +98,47 @@ func Available(servers *workload.Servers, im Impl, specs []faults.Spec) error {
 	return nil
 }
 
+// Check reports whether plan can run on servers: a sale, a reentry the
+// lock can do, the servers it needs, and faults the servers can take
+// (Available). Run checks it before the sale, RunAll before the first
+// sale of all its plans. The error wraps ErrPlan or
+// faults.ErrUnavailable.
+func Check(servers *workload.Servers, plan Plan) error {
+	im, w := plan.Impl, plan.Workload
+	if servers == nil {
+		return fmt.Errorf("%w: no servers (harness.Open gives them)", ErrPlan)
+	}
+	if im.Sale == nil {
+		return fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)
+	}
+	if w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0) {
+		return fmt.Errorf("%w: a rate of %v buyers per second", ErrPlan, w.Rate)
+	}
+	if w.Reentry > 0 && !im.Reentrant && im.Locked {
+		return fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)
+	}
+	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
+		return fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
+	}
+	return Available(servers, im, plan.Faults)
+}
+
 // Run runs plan's sale on servers, injects its faults, checks what was
 // recorded and returns the judged run and the history.
 //
-// The error is for infrastructure and for plans that cannot run; a lock
-// that fails shows in the run, never here. A server lost during the sale
-// (workload.ErrUnreachable) still returns the run and the history,
-// judged as far as they go, beside the error.
+// The error is for infrastructure and for plans that cannot run (Check);
+// a lock that fails shows in the run, never here. A server lost during
+// the sale (workload.ErrUnreachable) still returns the run and the
+// history, judged as far as they go, beside the error.
 func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Run, *history.History, error) {
+	if err := Check(servers, plan); err != nil {
+		return nil, nil, err
+	}
 	im, w := plan.Impl, plan.Workload
-	if servers == nil {
-		return nil, nil, fmt.Errorf("%w: no servers (harness.Open gives them)", ErrPlan)
-	}
-	if im.Sale == nil {
-		return nil, nil, fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)
-	}
-	if w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0) {
-		return nil, nil, fmt.Errorf("%w: a rate of %v buyers per second", ErrPlan, w.Rate)
-	}
-	if w.Reentry > 0 && !im.Reentrant && im.Locked {
-		return nil, nil, fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)
-	}
-	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
-		return nil, nil, fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
-	}
 	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress}
 	cfg.TTL = Lease(w, plan.Faults)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
-		if err := Available(servers, im, plan.Faults); err != nil {
-			return nil, nil, err
-		}
-		t, _ := servers.Target(im.Sale)
+		t, _ := servers.Target(im.Sale) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
 		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
 		if err != nil {
@@ -148,6 +158,57 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 		}
 	}
 	return &run, h, err
+}
+
+// ErrLost marks the error of RunAll when a server was lost during a sale:
+// that sale's run and history were handed on, judged as far as they go,
+// and the plans after it did not run.
+var ErrLost = errors.New("harness: a server was lost during the sale")
+
+// lostError is a loss RunAll returns: it reads as the loss, and wraps
+// both the loss and ErrLost.
+type lostError struct{ err error }
+
+func (e lostError) Error() string   { return e.err.Error() }
+func (e lostError) Unwrap() []error { return []error{ErrLost, e.err} }
+
+// RunAll runs plans one after another on servers, as the CLI runs several
+// implementations and repetitions, and hands each run and its history to
+// done, in order. Before the first sale it checks every plan (Check), so
+// that a fault the servers cannot take in the last plan fails before the
+// first plan's sale, not minutes after it.
+//
+// It stops at the first error and returns it: done's; that of a plan that
+// could not run, of which nothing was handed on; or that of a server lost
+// during a sale, whose run and history were handed on first (the error
+// wraps ErrLost). When ctx ends, the sale in progress is cut short,
+// judged as recorded and handed on, and RunAll returns ctx's cause
+// without starting another.
+func RunAll(ctx context.Context, servers *workload.Servers, plans []Plan, done func(Plan, *reports.Run, *history.History) error) error {
+	for _, p := range plans {
+		if err := Check(servers, p); err != nil {
+			return err
+		}
+	}
+	for _, p := range plans {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		run, h, err := Run(ctx, servers, p)
+		if h == nil {
+			return err
+		}
+		if derr := done(p, run, h); derr != nil {
+			return derr
+		}
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case err != nil:
+			return lostError{err}
+		}
+	}
+	return nil
 }
 
 // Fired reports whether h records an injection of the named fault.

@@ -29,6 +29,11 @@ const (
 // stops the lock.
 const MinRedlockServers = 3
 
+// RedlockServers is how many independent servers BackendEmbedded and
+// BackendDocker start for a lock on several when ServerOptions does not
+// say: the lock's own default (locks.RedlockServers).
+const RedlockServers = locks.RedlockServers
+
 // ErrServers means the options cannot give a server an implementation
 // needs: no --zk for a ZooKeeper lock, too few Redis addresses for
 // redlock...
@@ -45,8 +50,7 @@ type ServerOptions struct {
 	// RedisPassword is the password of BackendRedis.
 	RedisPassword string
 	// RedlockServers is how many independent servers BackendEmbedded and
-	// BackendDocker start for a lock on several (default
-	// locks.RedlockServers).
+	// BackendDocker start for a lock on several (default RedlockServers).
 	RedlockServers int
 	// RedisImage, ZooKeeperImage and MySQLImage are BackendDocker's
 	// images (default the containers package's).
@@ -94,10 +98,7 @@ func (o ServerOptions) Missing(needs workload.Needs) string {
 // Servers are the servers Open started or reached, and what undoes it.
 type Servers struct {
 	workload.Servers
-	// MySQLName names the MySQL for the summary, with its container's
-	// image when Open started it.
-	MySQLName string
-	undo      []func()
+	undo []func()
 }
 
 // Close stops what Open started, in reverse order: the MySQL's database
@@ -109,8 +110,11 @@ func (s *Servers) Close() {
 	s.undo = nil
 }
 
-// Names names the Redis and the ZooKeeper, for the summary ("" when the
-// run has neither); the MySQL is MySQLName.
+// Names names the servers of the summary's backend line (--backend's):
+// the Redis, the ZooKeeper and the service under test, "" when the run
+// has none of them. The MySQL, when there is one, names itself
+// (s.MySQL.Name()) on a line of its own: a MySQL-only run names no
+// backend.
 func (s *Servers) Names() string {
 	var names []string
 	if s.Redis != nil {
@@ -168,20 +172,24 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 		s.TargetContainers, s.TargetVia = o.Containers, o.Via
 	}
 	if needs.Has(workload.NeedsMySQL) {
-		dsn, label := o.MySQLDSN, ""
+		dsn := o.MySQLDSN
+		var c *containers.MySQL
 		if dsn == "" {
-			c, err := containers.StartMySQL(ctx, cmp.Or(o.MySQLImage, containers.MySQLImage))
-			if err != nil {
+			var err error
+			if c, err = containers.StartMySQL(ctx, cmp.Or(o.MySQLImage, containers.MySQLImage)); err != nil {
 				return fail(err)
 			}
 			s.undo = append(s.undo, func() { c.Close() })
-			dsn, label = c.DSN(), " in docker ("+c.Image()+")"
+			dsn = c.DSN()
 		}
 		m, err := workload.DialMySQL(ctx, dsn)
 		if err != nil {
 			return fail(err)
 		}
-		s.MySQL, s.MySQLName = m, m.Name()+label
+		if c != nil {
+			m.RunsIn(c) // its name says docker; server-pause is docker pause
+		}
+		s.MySQL = m
 		s.undo = append(s.undo, func() { m.Close() })
 	}
 	return s, nil
@@ -195,7 +203,7 @@ func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, 
 	case o.Backend == BackendRedis:
 		n = len(o.Redis)
 	case many:
-		n = cmp.Or(o.RedlockServers, locks.RedlockServers)
+		n = cmp.Or(o.RedlockServers, RedlockServers)
 	}
 	switch o.Backend {
 	case BackendRedis:

@@ -25,14 +25,19 @@ var expected struct {
 // harness.Register: the matrix then judges its cells as it judges the
 // built-in ones. An implementation without a row is run against the
 // faults that apply to its kind and measured only. It fails with
-// ErrNoCell for a cell without an implementation or with an unknown
-// fault, and for a row of a built-in implementation.
+// ErrNoCell for a cell without an implementation and for a row of a
+// built-in implementation, with ErrUnknownImpl for an implementation not
+// registered yet (register it first), and with ErrUnknownFault for an
+// unknown fault; a row that fails adds no cell.
 func AddRow(row ...Cell) error {
 	expected.Lock()
 	defer expected.Unlock()
 	for _, c := range row {
 		if c.Impl == "" {
 			return fmt.Errorf("%w: a cell without an implementation", ErrNoCell)
+		}
+		if _, ok := harness.Lookup(c.Impl); !ok {
+			return fmt.Errorf("%w %q in a row: register it with harness.Register first", ErrUnknownImpl, c.Impl)
 		}
 		if _, ok := faults.Lookup(c.Fault); c.Fault != "" && !ok {
 			return fmt.Errorf("%w %q in the row of %s", ErrUnknownFault, c.Fault, c.Impl)

@@ -1,4 +1,4 @@
-package matrix
+package matrix_test
 
 import (
 	"context"

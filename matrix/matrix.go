@@ -28,9 +28,13 @@ import (
 var (
 	// ErrNoCell means no cell of the truth table matches the choice.
 	ErrNoCell = errors.New("matrix: no cell of the truth table matches")
-	// ErrUnknownFault means a fault named to narrow the matrix does not
-	// exist.
+	// ErrUnknownFault means a fault named to narrow the matrix, or in a
+	// row AddRow was given, does not exist.
 	ErrUnknownFault = errors.New("matrix: unknown fault")
+	// ErrUnknownImpl means a cell names an implementation the harness's
+	// registry does not hold: register it (harness.Register) before
+	// giving it a row (AddRow).
+	ErrUnknownImpl = errors.New("matrix: unknown implementation")
 )
 
 // Defaults is the small workload each cell runs: a few seconds at most,
@@ -212,7 +216,7 @@ func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Option
 		mc.Measured = NotFired
 	}
 	mc.Nodes, mc.Run = nodes, *run
-	mc.Match = struck && (cell.Want.Sometimes || meets(cell.Want, run))
+	mc.Match = struck && (cell.Want.Sometimes || cell.Want.Meets(run))
 	if cell.Want.Label == reports.MeasuredOnly {
 		mc.Match = true // measured, never judged: a fault that never fired says so
 	}
@@ -239,7 +243,7 @@ func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.Matrix
 		mc.Nodes, last, lastFault = nodes, run, entry
 		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: Measured(run), Faults: len(run.Faults), Checks: run.Checks()}
 		struck := cellStruck(cell, run)
-		judged = append(judged, SweepRun{Struck: struck, Meets: meets(cell.Want, run)})
+		judged = append(judged, SweepRun{Struck: struck, Meets: cell.Want.Meets(run)})
 		if struck {
 			p.Broke = brokeLock(run)
 			if p.Broke && broke == nil {
@@ -270,7 +274,6 @@ type SweepRun struct{ Struck, Meets bool }
 // value; values whose fault never struck count for neither, and a sweep
 // in which none struck tested nothing.
 func SweepMatch(want Expect, runs []SweepRun) bool {
-	breaks := want.Lock == Must || want.Data == Must || want.Live == Must
 	struck, all, some := 0, true, false
 	for _, r := range runs {
 		if !r.Struck {
@@ -285,7 +288,7 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 		return false
 	case want.Sometimes:
 		return true
-	case breaks:
+	case want.Breaks():
 		return some
 	}
 	return all
@@ -297,7 +300,7 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
 	im, ok := harness.Lookup(cell.Impl)
 	if !ok {
-		return nil, 0, fmt.Errorf("%w: no implementation %s", ErrNoCell, cell.Impl)
+		return nil, 0, fmt.Errorf("%w %q", ErrUnknownImpl, cell.Impl)
 	}
 	specs, err := faults.Parse(entry)
 	if err != nil {
@@ -305,9 +308,6 @@ func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, l
 	}
 	plan := o.Base
 	plan.Impl, plan.Faults, plan.Workload = im, specs, cell.Workload(o.Base.Workload)
-	if err := harness.Available(servers, im, specs); err != nil {
-		return nil, 0, err
-	}
 	run, h, err := harness.Run(ctx, servers, plan)
 	if err != nil && h == nil {
 		return nil, 0, err
@@ -363,9 +363,18 @@ func Measured(r *reports.Run) string {
 	return Safe.Label
 }
 
-// meets reports whether a run shows what want expects.
-func meets(want Expect, r *reports.Run) bool {
-	return wants(want.Lock, r.Lock.Status) && wants(want.Data, r.Data.Status) && wants(want.Live, r.Liveness.Status)
+// Meets reports whether a run shows what e expects: each property that
+// must be violated is, each that must hold does. It judges one run; a
+// cell that fails only Sometimes is judged over several (RunCell counts
+// such a cell as met by any run whose fault struck).
+func (e Expect) Meets(r *reports.Run) bool {
+	return wants(e.Lock, r.Lock.Status) && wants(e.Data, r.Data.Status) && wants(e.Live, r.Liveness.Status)
+}
+
+// Breaks reports whether e expects some property to be violated: the
+// cell must fail.
+func (e Expect) Breaks() bool {
+	return e.Lock == Must || e.Data == Must || e.Live == Must
 }
 
 func wants(w Want, s checker.Status) bool {

@@ -1,7 +1,7 @@
-package matrix
+package matrix_test
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/zktest"
-	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -64,21 +64,17 @@ func truthKinds(t *testing.T) []string {
 	return out
 }
 
-// mustFail reports whether a cell expects some property to be violated.
-func mustFail(e Expect) bool {
-	return e.Lock == Must || e.Data == Must || e.Live == Must
-}
-
 // serverFault reports whether a cell's fault acts on the server itself,
 // so that the cell needs a server of its own.
-func serverFault(c Cell) bool {
+func serverFault(c matrix.Cell) bool {
 	return c.Fault == "server-pause" || c.Fault == "restart"
 }
 
-// TestTruthTable runs the catalog's truth table as `lockbench matrix` does,
-// on the embedded server and on a real redis-server, over many seeds: a
-// harness that misses a seeded bug, or raises a false alarm on a safe
-// lock, is worthless.
+// TestTruthTable runs the catalog's truth table (docs/catalog.md) as
+// `lockbench matrix` does, through the public packages, on the embedded
+// server and on a real redis-server, over many seeds: a harness that
+// misses a seeded bug, or raises a false alarm on a safe lock, is
+// worthless.
 func TestTruthTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the truth table takes minutes")
@@ -103,9 +99,12 @@ func TestTruthTable(t *testing.T) {
 			// lease and turn load into false alarms. A real server takes
 			// more.
 			redisSlots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 3}[kind])
-			shared := newBackend(t, kind)
+			var shared string // the redis-server the cells share, with prefixes of their own
+			if kind == "redis" {
+				shared = redistest.Start(t)
+			}
 			zk := truthZooKeeper(t, kind == serversKind)
-			for i, cell := range Truth {
+			for i, cell := range matrix.Truth {
 				t.Run(cell.Name(), func(t *testing.T) {
 					im, ok := harness.Lookup(cell.Impl)
 					if !ok {
@@ -117,7 +116,7 @@ func TestTruthTable(t *testing.T) {
 					if (zkCell || mysqlCell) && kind != serversKind {
 						t.Skipf("the cell's server is the same for every kind: it runs once, under %s", serversKind)
 					}
-					if zkCell && zk == nil {
+					if zkCell && zk == "" {
 						t.Skipf("no ZooKeeper: apt-get install zookeeperd (%s=1 makes its absence fatal)", zktest.RequireEnv)
 					}
 					t.Parallel()
@@ -130,23 +129,24 @@ func TestTruthTable(t *testing.T) {
 					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
 						t.Skip("lockbench cannot restart redis-servers it reaches by address")
 					}
-					var sv workload.Servers
+					o := harness.ServerOptions{ZooKeeper: zk}
 					switch {
 					case mysqlCell:
-						sv.MySQL = mysqltest.Start(t).Dial(t, fmt.Sprintf("lbtruth_%d", i))
+						o.MySQLDSN = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
+					case kind == "embedded":
+						// Every cell its own embedded server (five for a lock
+						// on several, harness.RedlockServers).
 					case multiServer(cell):
-						sv.Redis = newClusterBackend(t, kind)
-					case kind == "embedded" || serverFault(cell):
-						sv.Redis = newBackend(t, kind)
+						o.Backend, o.Redis = harness.BackendRedis, []string{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
+					case serverFault(cell):
+						o.Backend, o.Redis = harness.BackendRedis, []string{redistest.Start(t)}
 					default:
-						sv.Redis = shared
+						o.Backend, o.Redis = harness.BackendRedis, []string{shared}
 					}
-					if zkCell {
-						sv.ZooKeeper = zk
-					}
-					base := harness.Plan{Workload: Defaults()}
+					sv := open(t, o, needs)
+					base := harness.Plan{Workload: matrix.Defaults()}
 					n := safeSeeds
-					if mustFail(cell.Want) && !cell.Want.Sometimes {
+					if cell.Want.Breaks() && !cell.Want.Sometimes {
 						n = failSeeds
 					}
 					seen := 0 // runs that showed a racy cell's failure
@@ -156,12 +156,12 @@ func TestTruthTable(t *testing.T) {
 						// out on (an unknown outcome) may still land after
 						// that sale cleared its keys, on a busy machine.
 						base.Workload.Prefix = fmt.Sprintf("lockbench-test:%d:%d:", i, seed)
-						mc, err := RunCell(t.Context(), &sv, cell, Options{Base: base})
+						mc, err := matrix.RunCell(t.Context(), sv, cell, matrix.Options{Base: base})
 						if err != nil {
 							t.Fatalf("seed %d: %v", seed, err)
 						}
 						if cell.Want.Sometimes {
-							if meets(cell.Want, &mc.Run) {
+							if cell.Want.Meets(&mc.Run) {
 								seen++
 							}
 							continue
@@ -169,7 +169,8 @@ func TestTruthTable(t *testing.T) {
 						if !mc.Match {
 							t.Errorf("seed %d: expected %s, measured %s (sold %d/%d, oversold %d, overlaps %d, linearizability %s, faults fired %d)\n  reasons: %s\n  reproduce: %s",
 								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.Lock.Overlaps,
-								mc.Run.Linearizability.Status, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "), reproduce(cell, mc, seed))
+								mc.Run.Linearizability.Status, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "),
+								harness.CommandLine("lockbench", cell.Flags(matrix.Defaults(), mc.Fault), seed))
 						}
 					}
 					if cell.Want.Sometimes && seen == 0 {
@@ -183,89 +184,54 @@ func TestTruthTable(t *testing.T) {
 }
 
 // truthZooKeeper starts the ZooKeeper of the truth table's ZooKeeper
-// cells, under the embedded kind only (the inventory's server makes no
-// difference to them), or returns nil.
-func truthZooKeeper(t *testing.T, want bool) workload.ZooKeeperServer {
+// cells, under one kind only (the inventory's server makes no
+// difference to them), and returns its address, or "" without one.
+func truthZooKeeper(t *testing.T, want bool) string {
 	t.Helper()
 	if !want || !zktest.Available() && os.Getenv(zktest.RequireEnv) != "1" {
-		return nil
+		return ""
 	}
-	z, err := workload.DialZooKeeper(t.Context(), zktest.Start(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return z
+	return zktest.Start(t)
 }
 
-// newBackend starts a server of the kind for the test: the embedded one,
-// or a redis-server on a free loopback port.
-func newBackend(t *testing.T, kind string) workload.Backend {
+// open opens the servers of needs as o says, through the harness as the
+// CLI does, until the test ends.
+func open(t *testing.T, o harness.ServerOptions, needs workload.Needs) *workload.Servers {
 	t.Helper()
-	if kind == "embedded" {
-		b, err := workload.StartEmbedded()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b
-	}
-	b, err := workload.DialRedis(context.Background(), redistest.Start(t), "")
+	s, err := harness.Open(t.Context(), o, needs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	t.Cleanup(s.Close)
+	return &s.Servers
 }
 
-// reproduce is the command line that runs a cell of the truth table on
-// its own (the servers left for the reader to add).
-func reproduce(cell Cell, mc reports.MatrixCell, seed uint64) string {
-	var parts []string
-	for _, kv := range cell.Flags(Defaults(), mc.Fault) {
-		parts = append(parts, "--"+kv[0]+"="+kv[1])
-	}
-	return fmt.Sprintf("lockbench %s --seed=%d", strings.Join(parts, " "), seed)
-}
-
-// newClusterBackend starts the servers a multi-server cell runs on: five
-// embedded servers, or three redis-servers.
-func newClusterBackend(t *testing.T, kind string) workload.Backend {
-	t.Helper()
-	if kind == "embedded" {
-		c, err := workload.StartEmbeddedCluster(5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	c, err := workload.DialCluster(context.Background(), []string{redistest.Start(t), redistest.Start(t), redistest.Start(t)}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+// embedded is an embedded Redis of the test's own.
+func embedded(t *testing.T) *workload.Servers {
+	return open(t, harness.ServerOptions{}, workload.NeedsRedis)
 }
 
 // multiServer reports whether a cell's implementation runs on several
 // servers.
-func multiServer(c Cell) bool { return c.Impl == "redlock" }
+func multiServer(c matrix.Cell) bool { return c.Impl == "redlock" }
 
 // TestCellWhoseFaultNeverFiredDoesNotMatch: a cell whose fault never
 // struck tested nothing, so it must not pass as its expected verdict.
 // atomic has no lock holder, so pause-holder has nowhere to strike.
 func TestCellWhoseFaultNeverFiredDoesNotMatch(t *testing.T) {
-	w := Defaults()
+	w := matrix.Defaults()
 	w.Clients, w.Stock = 200, 100
-	cell := Cell{Impl: "atomic", Fault: "pause-holder", Want: Safe}
-	sv := workload.Servers{Redis: newBackend(t, "embedded")}
-	mc, err := RunCell(t.Context(), &sv, cell, Options{Base: harness.Plan{Workload: w, Seed: 1}})
+	cell := matrix.Cell{Impl: "atomic", Fault: "pause-holder", Want: matrix.Safe}
+	sv := embedded(t)
+	mc, err := matrix.RunCell(t.Context(), sv, cell, matrix.Options{Base: harness.Plan{Workload: w, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := len(mc.Run.Faults); got != 0 {
 		t.Fatalf("pause-holder struck atomic %d times; the test needs a fault with no window", got)
 	}
-	if mc.Match || mc.Measured != NotFired {
-		t.Errorf("cell %s: match %v, measured %q; want no match, measured %q", mc.Cell, mc.Match, mc.Measured, NotFired)
+	if mc.Match || mc.Measured != matrix.NotFired {
+		t.Errorf("cell %s: match %v, measured %q; want no match, measured %q", mc.Cell, mc.Match, mc.Measured, matrix.NotFired)
 	}
 }
 
@@ -276,11 +242,12 @@ type unpausable struct{ workload.Backend }
 // TestRunSkipsWhatTheServersCannotTake: a cell whose fault the servers
 // cannot take is skipped and named, never run, never judged.
 func TestRunSkipsWhatTheServersCannotTake(t *testing.T) {
-	cells := []Cell{{Impl: "atomic", Fault: "server-pause", Want: Safe}, {Impl: "atomic", Want: Safe}}
-	sv := workload.Servers{Redis: unpausable{newBackend(t, "embedded")}}
-	w := Defaults()
+	cells := []matrix.Cell{{Impl: "atomic", Fault: "server-pause", Want: matrix.Safe}, {Impl: "atomic", Want: matrix.Safe}}
+	sv := *embedded(t)
+	sv.Redis = unpausable{sv.Redis}
+	w := matrix.Defaults()
 	w.Clients, w.Stock = 100, 50
-	res, err := Run(t.Context(), &sv, cells, Options{Base: harness.Plan{Workload: w, Seed: 1}})
+	res, err := matrix.Run(t.Context(), &sv, cells, matrix.Options{Base: harness.Plan{Workload: w, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,25 +261,25 @@ func TestRunSkipsWhatTheServersCannotTake(t *testing.T) {
 
 // TestSweepMatch: how a sweep's values judge a cell.
 func TestSweepMatch(t *testing.T) {
-	hit, miss, none := SweepRun{true, true}, SweepRun{true, false}, SweepRun{false, false}
+	hit, miss, none := matrix.SweepRun{Struck: true, Meets: true}, matrix.SweepRun{Struck: true}, matrix.SweepRun{}
 	tests := []struct {
 		name string
-		want Expect
-		runs []SweepRun
+		want matrix.Expect
+		runs []matrix.SweepRun
 		ok   bool
 	}{
-		{"breaks at one value", OverlapOversell, []SweepRun{miss, miss, hit}, true},
-		{"never breaks", OverlapOversell, []SweepRun{miss, miss, miss}, false},
-		{"safe everywhere", Safe, []SweepRun{hit, hit, hit}, true},
-		{"a false alarm at one value", Safe, []SweepRun{hit, miss, hit}, false},
-		{"values that never fired count for nothing", Safe, []SweepRun{none, hit}, true},
-		{"a breaking value that never fired", OverlapOversell, []SweepRun{miss, none}, false},
-		{"nothing fired", Safe, []SweepRun{none, none}, false},
-		{"sometimes", Racy, []SweepRun{miss, miss}, true},
+		{"breaks at one value", matrix.OverlapOversell, []matrix.SweepRun{miss, miss, hit}, true},
+		{"never breaks", matrix.OverlapOversell, []matrix.SweepRun{miss, miss, miss}, false},
+		{"safe everywhere", matrix.Safe, []matrix.SweepRun{hit, hit, hit}, true},
+		{"a false alarm at one value", matrix.Safe, []matrix.SweepRun{hit, miss, hit}, false},
+		{"values that never fired count for nothing", matrix.Safe, []matrix.SweepRun{none, hit}, true},
+		{"a breaking value that never fired", matrix.OverlapOversell, []matrix.SweepRun{miss, none}, false},
+		{"nothing fired", matrix.Safe, []matrix.SweepRun{none, none}, false},
+		{"sometimes", matrix.Racy, []matrix.SweepRun{miss, miss}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SweepMatch(tt.want, tt.runs); got != tt.ok {
+			if got := matrix.SweepMatch(tt.want, tt.runs); got != tt.ok {
 				t.Errorf("SweepMatch = %v, want %v", got, tt.ok)
 			}
 		})
@@ -320,7 +287,7 @@ func TestSweepMatch(t *testing.T) {
 }
 
 // TestRowsOfRegisteredImplementations: an implementation a user
-// registered is judged by the row AddRow gave it, or, without one, run
+// registered is judged by the row matrix.AddRow gave it, or, without one, run
 // against the faults of its kind and measured only.
 func TestRowsOfRegisteredImplementations(t *testing.T) {
 	lua, _ := harness.Lookup("lua")
@@ -331,17 +298,30 @@ func TestRowsOfRegisteredImplementations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := AddRow(Cell{Impl: "test-with-row", Want: Safe}, Cell{Impl: "test-with-row", Fault: "expire", Want: Overlap}); err != nil {
+	if err := matrix.AddRow(matrix.Cell{Impl: "test-with-row", Want: matrix.Safe}, matrix.Cell{Impl: "test-with-row", Fault: "expire", Want: matrix.Overlap}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range [][]Cell{{{Impl: "lua", Want: Safe}}, {{Impl: "test-with-row", Fault: "no-such-fault"}}, {{Want: Safe}}} {
-		if err := AddRow(bad...); err == nil {
-			t.Errorf("AddRow(%+v) accepted", bad)
+	bad := []struct {
+		name string
+		row  []matrix.Cell
+		want error
+	}{
+		{"a built-in implementation", []matrix.Cell{{Impl: "lua", Want: matrix.Safe}}, matrix.ErrNoCell},
+		{"an unknown fault", []matrix.Cell{{Impl: "test-with-row", Fault: "no-such-fault"}}, matrix.ErrUnknownFault},
+		{"no implementation", []matrix.Cell{{Want: matrix.Safe}}, matrix.ErrNoCell},
+		{"an implementation not registered", []matrix.Cell{{Impl: "test-never-registered", Want: matrix.Safe}}, matrix.ErrUnknownImpl},
+	}
+	for _, tt := range bad {
+		if err := matrix.AddRow(tt.row...); !errors.Is(err, tt.want) {
+			t.Errorf("AddRow of %s: %v, want %v", tt.name, err, tt.want)
 		}
+	}
+	if _, ok := matrix.Lookup("test-never-registered/none"); ok {
+		t.Error("a refused row left its cell in the table")
 	}
 	with, _ := harness.Lookup("test-with-row")
 	without, _ := harness.Lookup("test-without-row")
-	cells, err := Select([]harness.Impl{with, without}, "")
+	cells, err := matrix.Select([]harness.Impl{with, without}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,17 +333,17 @@ func TestRowsOfRegisteredImplementations(t *testing.T) {
 		t.Errorf("row given: %q", got)
 	}
 	got := rowOf["test-without-row"]
-	if len(got) < 5 || !slices.Contains(got, "test-without-row/pause-holder "+MeasuredOnly.Label) {
+	if len(got) < 5 || !slices.Contains(got, "test-without-row/pause-holder "+matrix.MeasuredOnly.Label) {
 		t.Errorf("row measured only: %q", got)
 	}
-	w := Defaults()
+	w := matrix.Defaults()
 	w.Clients, w.Stock = 100, 50
-	sv := workload.Servers{Redis: newBackend(t, "embedded")}
-	mc, err := RunCell(t.Context(), &sv, Cell{Impl: "test-without-row", Fault: "pause-holder", Want: MeasuredOnly}, Options{Base: harness.Plan{Workload: w, Seed: 1}})
+	sv := embedded(t)
+	mc, err := matrix.RunCell(t.Context(), sv, matrix.Cell{Impl: "test-without-row", Fault: "pause-holder", Want: matrix.MeasuredOnly}, matrix.Options{Base: harness.Plan{Workload: w, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !mc.Match || mc.Measured == NotFired || mc.Expected != MeasuredOnly.Label {
+	if !mc.Match || mc.Measured == matrix.NotFired || mc.Expected != matrix.MeasuredOnly.Label {
 		t.Errorf("measured-only cell: match %v, measured %q, expected %q", mc.Match, mc.Measured, mc.Expected)
 	}
 }

@@ -6,7 +6,8 @@ import "time"
 // safety, data safety and liveness, whether it must be violated, must hold,
 // or may go either way.
 type Expect struct {
-	// Label is the catalog's wording: safe, overlap, oversell, deadlock...
+	// Label is the catalog's wording (docs/catalog.md): safe, overlap,
+	// oversell, deadlock...
 	Label string
 	// Lock, Data and Live are Must (violated), MustNot (holds) or Either.
 	Lock, Data, Live Want
@@ -136,7 +137,7 @@ const zkSeedPartitionWhy = "not in the catalog: seed 002's lock() catches the ex
 const zkCrashAfter = "after=20ms"
 
 // zkSeedCrashWhy is the seed's missing re-check after a wake-up.
-const zkSeedCrashWhy = "the catalog has no seed row; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time. It takes a waiter of the other node queued behind a waiter of the crashed one, so the cell's buyers (and zookeeper's, which stays safe) all arrive at once: with the matrix's ramp the lock kept up with the arrivals, the queue held one or two when the crash came, and 0 of 6 seeds overlapped on a quiet machine (25 of 30 on a busier one); with the burst, 14 of 14"
+const zkSeedCrashWhy = "the catalog expects it to recover once the session expires, as zookeeper does; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time. It takes a waiter of the other node queued behind a waiter of the crashed one, so the cell's buyers (and zookeeper's, which stays safe) all arrive at once: with the matrix's ramp the lock kept up with the arrivals, the queue held one or two when the crash came, and 0 of 6 seeds overlapped on a quiet machine (25 of 30 on a busier one); with the burst, 14 of 14"
 
 // zkPartitionWhy says why a cut does not break the correct lock here.
 const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers fail instead of entering, and the cut holder's critical section ends (its write times out after the matrix's 500 ms command timeout) before its session expires (1 s). With a command timeout longer than the session timeout the holder would still be inside when the next one enters"
@@ -152,6 +153,8 @@ const deadlockTimeout = 3 * time.Second
 // Truth is lockbench's truth table, as measured: every implementation
 // against every fault that applies to it, each cell with the verdict that
 // implementation's known bug (or its safety) must produce under that fault.
+// It starts from the catalog's table (docs/catalog.md); a cell that departs
+// from it, or needs a setting of its own, says why (Why).
 var Truth = []Cell{
 	{Impl: "none", Burst: true, Want: Oversell},
 	{Impl: "local", Nodes: 1, Want: Safe},

@@ -38,8 +38,17 @@ type MySQL struct {
 	version string
 	created bool // the database was created by DialMySQL: Close drops it
 
-	mu    sync.Mutex
-	pause func(ctx context.Context, d time.Duration) error
+	mu   sync.Mutex
+	host Host // nil unless RunsIn gave one
+}
+
+// Host is what runs a server lockbench started or controls, a container
+// or a process: it says where the server runs, and it can pause it.
+type Host interface {
+	Pauser
+	// Where says where the server runs, for the server's Name: "in docker
+	// (mariadb:11)"; "" adds nothing.
+	Where() string
 }
 
 // DialMySQL checks that a MySQL server answers at dsn (go-sql-driver's
@@ -100,13 +109,20 @@ func openMySQL(cfg *mysql.Config, pool int) (*sql.DB, error) {
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-// Name says what the server is and where, for the summary and the report.
+// Name says what the server is and where, for the summary and the report:
+// its address and database, and where its host runs it.
 func (m *MySQL) Name() string {
 	flavor := "MySQL"
 	if strings.Contains(strings.ToLower(m.version), "mariadb") {
 		flavor = "MariaDB"
 	}
-	return fmt.Sprintf("%s %s at %s/%s", flavor, m.version, m.cfg.Addr, m.cfg.DBName)
+	name := fmt.Sprintf("%s %s at %s/%s", flavor, m.version, m.cfg.Addr, m.cfg.DBName)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.host != nil && m.host.Where() != "" {
+		name += " " + m.host.Where()
+	}
+	return name
 }
 
 // Version is the server's SELECT VERSION().
@@ -115,32 +131,32 @@ func (m *MySQL) Version() string { return m.version }
 // Database is the database lockbench's tables live in.
 func (m *MySQL) Database() string { return m.cfg.DBName }
 
-// SetPauser gives the server a way to stop answering for a while (a
-// SIGSTOP of a process lockbench started, a container pause); the
-// server-pause fault then pauses MySQL for the SQL sales.
-func (m *MySQL) SetPauser(pause func(ctx context.Context, d time.Duration) error) {
+// RunsIn says that h runs the server (a container lockbench started, a
+// process a test started): Name says where, and the server-pause fault
+// pauses h for the SQL sales.
+func (m *MySQL) RunsIn(h Host) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.pause = pause
+	m.host = h
 }
 
-// pausable reports whether SetPauser gave a way to pause the server.
+// pausable reports whether RunsIn gave a host that can pause the server.
 func (m *MySQL) pausable() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.pause != nil
+	return m.host != nil
 }
 
-// Pause implements Pauser when SetPauser gave a way; otherwise it fails
-// with ErrUnsupported.
+// Pause implements Pauser by pausing the server's host; without one
+// (RunsIn) it fails with ErrUnsupported.
 func (m *MySQL) Pause(ctx context.Context, d time.Duration) error {
 	m.mu.Lock()
-	p := m.pause
+	h := m.host
 	m.mu.Unlock()
-	if p == nil {
+	if h == nil {
 		return fmt.Errorf("%w: %s cannot be paused", ErrUnsupported, m.Name())
 	}
-	return p(ctx, d)
+	return h.Pause(ctx, d)
 }
 
 // Close drops the database if DialMySQL created it.

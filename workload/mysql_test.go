@@ -201,7 +201,7 @@ func TestMySQLUnderFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.impl+"/"+c.fault, func(t *testing.T) {
 			m := srv.Dial(t, "lbtest_faults")
-			m.SetPauser(srv.Pause)
+			m.RunsIn(srv)
 			cfg := saleConfig(t, c.impl, m, 300, 200)
 			cfg.Ramp = time.Second
 			cfg.CommandTimeout = 3 * time.Second

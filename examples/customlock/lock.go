@@ -113,7 +113,8 @@ func (unfenced) Token() uint64 { return 0 }
 // the truth table: both are safe without a fault; under a pause past the
 // lease both let a second holder in, and the correct one keeps the data
 // safe (the store refuses the stale holder's write) where the broken one
-// oversells.
+// oversells. The locks are registered first: AddRow refuses a row of an
+// implementation the harness does not know (matrix.ErrUnknownImpl).
 func register() error {
 	for _, l := range []locks.Impl{
 		{

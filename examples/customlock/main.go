@@ -17,6 +17,9 @@ import (
 )
 
 func main() {
+	// The reproduce lines it prints run it again, from the repository's
+	// root; a team that builds its own binary names that instead.
+	cli.Program = "go run ./examples/customlock"
 	if err := register(); err != nil {
 		fmt.Fprintln(os.Stderr, "customlock:", err)
 		os.Exit(2)

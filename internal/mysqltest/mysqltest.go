@@ -178,6 +178,10 @@ func launch(bin, dir, data, u string, port int, addr string) (*Server, error) {
 	return s, nil
 }
 
+// Where implements workload.Host: the server is the test's own process,
+// its address already in the server's name.
+func (s *Server) Where() string { return "" }
+
 // Stop kills the server and removes its directory.
 func (s *Server) Stop() {
 	s.proc.Kill()
@@ -200,16 +204,23 @@ func (s *Server) Pause(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-// Dial reaches s as lockbench does, its tables in database db (created
-// now, dropped when the test ends).
-func (s *Server) Dial(t testing.TB, db string) *workload.MySQL {
+// DatabaseDSN is s's DSN with database db named: lockbench's tables go
+// there, and the database, when a dial creates it, is dropped on Close.
+func (s *Server) DatabaseDSN(t testing.TB, db string) string {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(s.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.DBName = db
-	m, err := workload.DialMySQL(t.Context(), cfg.FormatDSN())
+	return cfg.FormatDSN()
+}
+
+// Dial reaches s as lockbench does, its tables in database db (created
+// now, dropped when the test ends).
+func (s *Server) Dial(t testing.TB, db string) *workload.MySQL {
+	t.Helper()
+	m, err := workload.DialMySQL(t.Context(), s.DatabaseDSN(t, db))
 	if err != nil {
 		t.Fatalf("DialMySQL: %v", err)
 	}
