@@ -10,7 +10,7 @@ import (
 )
 
 // MatrixCell is one measured cell of `lockbench matrix`: an implementation
-// under one fault, what the catalog's truth table expects, and what the run
+// under one fault, what the truth table (matrix.Truth, after docs/catalog.md) expects, and what the run
 // showed.
 type MatrixCell struct {
 	// Cell names the cell, "impl/fault" ("impl/none" without a fault).
@@ -28,7 +28,7 @@ type MatrixCell struct {
 	Measured string `json:"measured"`
 	// Match is true when the measured verdict meets the expectation.
 	Match bool `json:"match"`
-	// Why explains a cell whose expectation departs from the catalog.
+	// Why explains a cell whose expectation departs from the catalog (docs/catalog.md).
 	Why string `json:"why,omitempty"`
 	// Run is the cell's run, with its checks and figures; in a sweep, the
 	// run at the smallest value that broke the lock, or at the last value
