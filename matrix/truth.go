@@ -49,6 +49,10 @@ var (
 	// overlaps are reported, stale writes refused; buyers whose commands
 	// were lost may give up).
 	DataSafe = Expect{Label: "data safe", Data: MustNot}
+	// NoOverlap: one holder at a time and the data safe, while buyers
+	// whose commands a fault lost may give up (a failover stops the
+	// primary for a second or two).
+	NoOverlap = Expect{Label: "no overlap", Lock: MustNot, Data: MustNot}
 )
 
 // Cell is one cell of the truth table: an implementation, a fault (empty
@@ -288,3 +292,9 @@ var Truth = []Cell{
 	{Impl: "redislock", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "redislock", Fault: "partition", Want: Overlap},
 }
+
+// failoverLease is the lease of the failover cells: longer than the
+// failover itself (the Sentinels promote the replica a second or two
+// after the primary stops), so that what a holder loses is the lock the
+// replica never had, not a lease that ran out.
+const failoverLease = 5 * time.Second
