@@ -236,9 +236,9 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	case o.cmdTimeout < time.Millisecond:
 		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
 	case !o.realRedis() && (fs.Changed("prefix") || o.password != ""):
-		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis (or --sentinel) too")
+		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis too (or --sentinel)")
 	case o.force && !o.realRedis() && o.mysqlDSN == "":
-		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis, --sentinel or --mysql-dsn too")
+		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)")
 	}
 	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
 		return nil, err
