@@ -53,7 +53,9 @@ func failover(v values, seed uint64) (plan, error) {
 // its acquired point (its lock checked to be on the primary alone; a
 // lock that made it to the replica is a missed window, tried again). The
 // primary stops until the Sentinels promote the replica, and comes back
-// as the new primary's replica. The holder stays kept until a second
+// as the new primary's replica; the nodes wait at their gates meanwhile,
+// as they would for a failover quicker than their command timeout. The
+// holder stays kept until a second
 // client has taken the lock on the new primary and read the stock; that
 // one is kept from writing until the first has read, half a lease at
 // most, so that both write from the same stock. A lock that waits for its
@@ -77,7 +79,16 @@ func fireFailover(ctx context.Context, in *Injector, c *workload.Controls, v val
 			end()
 			return
 		}
+		// The nodes wait at their gates while the primary is stopped:
+		// their clients meet the new primary, not a wall of timeouts
+		// that would leave no buyer to take the lock after.
+		for i := range c.Nodes() {
+			c.PauseNode(i, failoverBound)
+		}
 		_, _, err := c.FailOver(context.WithoutCancel(ctx), failoverBound)
+		for i := range c.Nodes() {
+			c.ResumeNode(i)
+		}
 		if err != nil || holder < 0 {
 			c.HoldReplication(false)
 			letGo()

@@ -54,3 +54,10 @@ func TestFailoverLosesTheLock(t *testing.T) {
 		})
 	}
 }
+
+// sentinelCell reports whether a cell needs the failover topology: its
+// fault is the failover, or its lock waits for a replica.
+func sentinelCell(c Cell) bool {
+	im, ok := harness.Lookup(c.Impl)
+	return c.Fault == "failover" || ok && im.Needs().Has(workload.NeedsReplica)
+}

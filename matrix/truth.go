@@ -291,6 +291,25 @@ var Truth = []Cell{
 	{Impl: "redislock", Fault: "crash-holder", Want: Safe},
 	{Impl: "redislock", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "redislock", Fault: "partition", Want: Overlap},
+
+	// Redis failover, on the Sentinel topology (--backend=sentinel): the
+	// primary grants a lock its replica never gets, and the Sentinels
+	// promote the replica.
+	{Impl: "setnx", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "setnx-expire", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "set-nx-ex", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "owner-check", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "lua", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "reentrant", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "watchdog", Fault: "failover", TTL: failoverWatchdogLease, Params: failoverWatchdogFor, Want: OverlapOversell, Why: failoverWatchdogWhy},
+	{Impl: "spin", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "fair", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "fenced", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverFencedWhy},
+	{Impl: "redsync", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "redislock", Fault: "failover", TTL: failoverLease, Want: OverlapOversell, Why: failoverWhy},
+	{Impl: "lua-wait", Want: Safe},
+	{Impl: "lua-wait", Fault: "failover", TTL: failoverLease, Want: NoOverlap, Why: failoverWaitWhy},
+	{Impl: "lua-wait", Fault: "pause-holder", Want: OverlapOversell, Why: failoverWaitPauseWhy},
 }
 
 // failoverLease is the lease of the failover cells: longer than the
@@ -298,3 +317,21 @@ var Truth = []Cell{
 // after the primary stops), so that what a holder loses is the lock the
 // replica never had, not a lease that ran out.
 const failoverLease = 5 * time.Second
+
+// failoverWatchdogLease and failoverWatchdogFor are the watchdog's
+// failover cell: its waiters sleep until the lease they last saw runs
+// out (the release that would wake them never comes), so the holder is
+// kept past that lease.
+const (
+	failoverWatchdogLease = 3 * time.Second
+	failoverWatchdogFor   = "for=4s"
+)
+
+// The failover cells' measured truth (filled in from the measurements).
+const (
+	failoverWhy          = "measured"
+	failoverWatchdogWhy  = "measured"
+	failoverFencedWhy    = "measured"
+	failoverWaitWhy      = "measured"
+	failoverWaitPauseWhy = "measured"
+)
