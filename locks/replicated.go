@@ -18,10 +18,12 @@ var ErrNoReplicaClient = errors.New("locks: lua-wait needs a go-redis client (WA
 const waitReplicas = 1
 
 // waitTimeout is how long lua-wait's WAIT waits for the replica: a tenth
-// of the lease, from 10 ms to 1 s, so that most of the lease is left to
-// the holder when the replica is slow.
+// of the lease, 100 ms at most, so that most of the lease is left to the
+// holder when the replica is slow, and a WAIT that times out answers
+// within the clients' command timeout (a WAIT cut by the client's own
+// deadline would leave the lock set, its outcome unknown).
 func waitTimeout(lease time.Duration) time.Duration {
-	return min(max(lease/10, 10*time.Millisecond), time.Second)
+	return min(max(lease/10, time.Millisecond), 100*time.Millisecond)
 }
 
 // conner is a client that lends one of its connections: WAIT counts the
