@@ -331,6 +331,8 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		set = append(set, [2]string{"redis", o.redis})
 	case backendDocker:
 		set = append(set, [2]string{"backend", "docker"}, [2]string{"redis-image", o.redisImage})
+	case backendSentinel:
+		set = append(set, [2]string{"backend", "sentinel"})
 	}
 	if o.zk != "" {
 		set = append(set, [2]string{"zk", o.zk})

@@ -68,6 +68,8 @@ type runOpts struct {
 	faults         string
 	cmdTimeout     time.Duration
 	gate           gateOpts
+	sentinel       string // --sentinel: the Sentinels of a deployment
+	sentinelMaster string // --sentinel-master
 
 	specs   []faults.Spec    // parsed from faults by validate
 	needs   workload.Needs   // the servers the implementations to run need; set by validate
@@ -136,7 +138,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
-	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis) or docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) (default embedded, or redis when --redis is given)")
+	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.redlockServers, "redlock-servers", harness.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
@@ -160,6 +162,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.DurationVar(&o.checkTimeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; one that runs out is reported unknown")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
 	dockerFlags(fs, o)
+	sentinelFlags(fs, o)
 	gateFlags(fs, &o.gate)
 	return fs
 }
@@ -244,10 +247,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 		return nil, usageErr("--check-timeout must be positive, got %v", o.checkTimeout)
 	case o.cmdTimeout < time.Millisecond:
 		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
-	case o.redis == "" && (fs.Changed("prefix") || o.password != ""):
-		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis too")
-	case o.force && o.redis == "" && o.mysqlDSN == "":
-		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too")
+	case !o.realRedis() && (fs.Changed("prefix") || o.password != ""):
+		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis too (or --sentinel)")
+	case o.force && !o.realRedis() && o.mysqlDSN == "":
+		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)")
 	}
 	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
 		return nil, err
@@ -419,6 +422,8 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		TargetStart:    o.targetStart,
 		Containers:     o.targetCtrs,
 		Via:            o.targetVia,
+		Sentinel:       o.sentinelAddrs(),
+		SentinelMaster: o.sentinelMaster,
 	}
 }
 
@@ -587,6 +592,9 @@ const (
 // resolveBackend checks --backend against --redis and --redis-image and
 // fills in its default.
 func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
+	if err := o.resolveSentinel(fs); err != nil {
+		return err
+	}
 	switch o.backendKind {
 	case "":
 		o.backendKind = backendEmbedded
@@ -597,12 +605,12 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 		if o.redis == "" {
 			return usageErr("--backend=redis needs --redis ADDR, the address of the Redis to run against")
 		}
-	case backendEmbedded, backendDocker:
+	case backendEmbedded, backendDocker, backendSentinel:
 		if o.redis != "" {
 			return usageErr("--redis applies to --backend=redis, not --backend=%s: drop one of them", o.backendKind)
 		}
 	default:
-		return usageErr("--backend: unknown backend %q; accepts embedded, redis or docker", o.backendKind)
+		return usageErr("--backend: unknown backend %q; accepts embedded, redis, docker or sentinel", o.backendKind)
 	}
 	if fs.Changed("redis-image") && o.backendKind != backendDocker {
 		return usageErr("--redis-image applies to --backend=docker")

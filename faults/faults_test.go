@@ -109,16 +109,17 @@ func TestAvailability(t *testing.T) {
 		target workload.Target
 		refuse []Fault
 	}{
-		{"embedded", workload.Target{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance}},
-		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance}},
-		{"a store the proxy cannot reach", workload.Target{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock}},
-		{"a service under test", workload.Target{Store: workload.Targets{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock}},
+		{"embedded", workload.Target{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance, Failover}},
+		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance, Failover}},
+		{"a store the proxy cannot reach", workload.Target{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
+		{"a service under test", workload.Target{Store: workload.Targets{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
 		{"a service with its pids, its lock key and its Redis", workload.Target{Store: b, Instances: true, LockKey: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance, Failover}},
 		{"a service that can be restarted", workload.Target{Store: workload.Targets{}, Instances: true, Restarts: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock, Failover}},
+		{"the Sentinel topology lockbench started", workload.Target{Store: b, InProcess: true, LockKey: true, Failover: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance}},
 		{"a service whose Redis links are relayed", workload.Target{Store: b, Routed: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock, Failover}},
 	}
 	for _, tt := range tests {
 		for _, f := range All {

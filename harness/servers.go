@@ -77,11 +77,20 @@ type ServerOptions struct {
 	// Via are the addresses the instances dial for their Redis, which
 	// lockbench relays through its fault proxy (latency, cut-link).
 	Via []string
+	// Sentinel are the addresses of an existing Sentinel deployment for
+	// BackendSentinel; none starts lockbench's own topology (see
+	// sentinel.go).
+	Sentinel []string
+	// SentinelMaster is the name the Sentinels know the primary by.
+	SentinelMaster string
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
 func (o ServerOptions) Missing(needs workload.Needs) string {
 	docker := o.Backend == BackendDocker
+	if why := o.sentinelMissing(needs); why != "" {
+		return why
+	}
 	switch {
 	case needs.Has(workload.NeedsMySQL) && o.MySQLDSN == "" && !docker:
 		return "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $LOCKBENCH_MYSQL_DSN, or run with --backend=docker (MariaDB in a container)"
@@ -228,6 +237,8 @@ func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, 
 			return servers[0], nil
 		}
 		return workload.NewCluster(servers), nil
+	case BackendSentinel:
+		return o.sentinel(ctx)
 	case "", BackendEmbedded:
 		// The embedded server runs a fresh Lua state for every script
 		// call: garbage, not live data. A lazier collector buys a third
@@ -240,5 +251,5 @@ func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, 
 		}
 		return workload.StartEmbedded()
 	}
-	return nil, fmt.Errorf("%w: unknown backend %q; accepts embedded, redis or docker", ErrServers, o.Backend)
+	return nil, fmt.Errorf("%w: unknown backend %q; accepts embedded, redis, docker or sentinel", ErrServers, o.Backend)
 }

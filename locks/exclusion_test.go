@@ -27,6 +27,9 @@ func TestRegistry(t *testing.T) {
 	// implementation must be added to them.
 	want := []string{"local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua",
 		"getset", "reentrant", "watchdog", "spin", "fair", "renew-naive", "redlock", "fenced", "redsync", "redislock"}
+	if im, ok := locks.Lookup("lua-wait"); !ok || im.Uses != locks.UsesReplica {
+		t.Errorf("lua-wait: %+v, %v; want it registered, on a replica", im.Name, ok)
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("lock implementations = %q, want %q", got, want)
 	}

@@ -125,11 +125,12 @@ func forEachBackend(t *testing.T, f func(t *testing.T, s *server)) {
 }
 
 // lockImpls returns the implementations that guard the sale with a Locker
-// held in Redis (the ZooKeeper ones have tests of their own).
+// held in one Redis (the ZooKeeper ones, and lua-wait, which needs a
+// replica, have tests of their own).
 func lockImpls() []locks.Impl {
 	var out []locks.Impl
 	for _, im := range locks.All() {
-		if im.Uses != locks.UsesZooKeeper {
+		if im.Uses != locks.UsesZooKeeper && im.Uses != locks.UsesReplica {
 			out = append(out, im)
 		}
 	}

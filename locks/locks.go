@@ -143,6 +143,10 @@ const (
 	UsesServers
 	// UsesZooKeeper is a ZooKeeper: Env.ZooKeeper.
 	UsesZooKeeper
+	// UsesReplica is one Redis primary with a replica (Env.Redis, a
+	// failover client through Sentinel): a lock that waits for its
+	// replica (WAIT) is never obtained on a server without one.
+	UsesReplica
 )
 
 // Impl describes one lock algorithm: what the seeds call it, how it

@@ -83,6 +83,16 @@ var registry = []Impl{
 		New:        simple(backoffJitter, setNXPX, compareAndDelete),
 	},
 	{
+		Name:       "lua-wait",
+		Summary:    "lua's SET NX PX, then WAIT 1 on the same connection: granted only once a replica has the lock, else given back and tried again (Redisson's sync to replicas)",
+		Seed:       "004 Redisson on Sentinel, with the lock synced to the replicas",
+		Notes:      "Needs a primary with a replica (--backend=sentinel, or --sentinel for a deployment of your own): WAIT answers 0 on a server without one (the embedded server, a lone Redis), so the lock is never obtained there, and lockbench refuses to run it. WAIT waits a tenth of the lease, 100 ms at most (within the command timeout); a try the replica did not acknowledge in time deletes its lock (compare-and-delete) and counts as not obtained. It survives a failover that loses what the replica lacked; it is still a lease: a pause or slow step past the lease lets a second holder in.",
+		Uses:       UsesReplica,
+		DefaultTTL: seedLease,
+		Scripts:    []*redis.Script{luaUnlock},
+		New:        simple(backoffJitter, replicatedTry, compareAndDelete),
+	},
+	{
 		Name:       "getset",
 		Summary:    "value is the expiry time from the client's clock; expired locks are taken over with GETSET",
 		Seed:       "002 RedisLock",

@@ -47,14 +47,22 @@ func truthKinds(t *testing.T) []string {
 	} else {
 		t.Log("redis-server not on PATH: real-Redis rows skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
 	}
+	if os.Getenv(redistest.RequireSentinelEnv) == "1" || redistest.SentinelAvailable() {
+		kinds = append(kinds, "sentinel")
+	} else {
+		t.Log("redis-sentinel not on PATH: the failover rows skipped (LOCKBENCH_REQUIRE_SENTINEL=1 makes this fatal)")
+	}
 	v := os.Getenv("LOCKBENCH_TRUTH_KINDS")
 	if v == "" {
 		return kinds
 	}
 	var out []string
 	for _, k := range strings.Split(v, ",") {
-		if k = strings.TrimSpace(k); k != "embedded" && k != "redis" {
-			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: want embedded, redis or both, comma separated", v)
+		if k = strings.TrimSpace(k); k != "embedded" && k != "redis" && k != "sentinel" {
+			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: want embedded, redis, sentinel or several, comma separated", v)
+		}
+		if k == "sentinel" && !slices.Contains(kinds, "sentinel") {
+			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: redis-sentinel is not on PATH", v)
 		}
 		if k == "redis" && !slices.Contains(kinds, "redis") {
 			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: redis-server is not on PATH", v)
@@ -84,6 +92,9 @@ func TestTruthTable(t *testing.T) {
 	// The cells whose lock or inventory lives in ZooKeeper or MySQL run
 	// once, under the last kind: those servers are the same for both.
 	serversKind := kinds[len(kinds)-1]
+	if k := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return k == "sentinel" }); len(k) > 0 {
+		serversKind = k[len(k)-1]
+	}
 	// The cells whose lock or inventory lives in ZooKeeper or MySQL wait on
 	// those servers, not on this process: they take slots of their own,
 	// beside the Redis cells.
@@ -98,7 +109,7 @@ func TestTruthTable(t *testing.T) {
 			// more cells at once would starve lock holders past their
 			// lease and turn load into false alarms. A real server takes
 			// more.
-			redisSlots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 3}[kind])
+			redisSlots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 3, "sentinel": 2}[kind])
 			var shared string // the redis-server the cells share, with prefixes of their own
 			if kind == "redis" {
 				shared = redistest.Start(t)
@@ -119,6 +130,9 @@ func TestTruthTable(t *testing.T) {
 					if zkCell && zk == "" {
 						t.Skipf("no ZooKeeper: apt-get install zookeeperd (%s=1 makes its absence fatal)", zktest.RequireEnv)
 					}
+					if sentinelCell(cell) != (kind == "sentinel") {
+						t.Skip("the failover cells run under the sentinel kind only, the others under every other kind")
+					}
 					t.Parallel()
 					slots := redisSlots
 					if mysqlCell || zkCell {
@@ -131,6 +145,10 @@ func TestTruthTable(t *testing.T) {
 					}
 					o := harness.ServerOptions{ZooKeeper: zk}
 					switch {
+					case kind == "sentinel":
+						// Every cell its own primary, replica and Sentinels:
+						// a failover leaves the topology changed.
+						o.Backend = harness.BackendSentinel
 					case mysqlCell:
 						o.MySQLDSN = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
 					case kind == "embedded":
@@ -148,6 +166,9 @@ func TestTruthTable(t *testing.T) {
 					n := safeSeeds
 					if cell.Want.Breaks() && !cell.Want.Sometimes {
 						n = failSeeds
+					}
+					if kind == "sentinel" {
+						n = min(n, failoverSeeds)
 					}
 					seen := 0 // runs that showed a racy cell's failure
 					for seed := uint64(1); seed <= uint64(n); seed++ {

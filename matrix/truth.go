@@ -1,6 +1,9 @@
 package matrix
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Expect is what one cell of the truth table must show: for each of lock
 // safety, data safety and liveness, whether it must be violated, must hold,
@@ -50,6 +53,13 @@ var (
 	// overlaps are reported, stale writes refused; buyers whose commands
 	// were lost may give up).
 	DataSafe = Expect{Label: "data safe", Data: MustNot}
+	// NoOverlap: one holder at a time and the data safe, while buyers
+	// whose commands a fault lost may give up (a failover stops the
+	// primary for a second or two).
+	NoOverlap = Expect{Label: "no overlap", Lock: MustNot, Data: MustNot}
+	// FailoverOverlap: two holders at once in most runs of a failover,
+	// not in every one (see failoverWhy).
+	FailoverOverlap = Expect{Label: "overlap", Lock: Must, Sometimes: true}
 )
 
 // Cell is one cell of the truth table: an implementation, a fault (empty
@@ -293,4 +303,64 @@ var Truth = []Cell{
 	{Impl: "redislock", Fault: "crash-holder", Want: Safe},
 	{Impl: "redislock", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "redislock", Fault: "partition", Want: Overlap},
+
+	// Redis failover, on the Sentinel topology (--backend=sentinel): the
+	// primary grants a lock its replica never gets, and the Sentinels
+	// promote the replica. Measured over seeds 1-5 (failoverWhy).
+	{Impl: "setnx", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 5)},
+	{Impl: "setnx-expire", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(4, 3)},
+	{Impl: "set-nx-ex", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(4, 4)},
+	{Impl: "owner-check", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 5)},
+	{Impl: "lua", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(4, 4)},
+	{Impl: "reentrant", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 5)},
+	{Impl: "watchdog", Fault: "failover", TTL: failoverWatchdogLease, Params: failoverWatchdogFor, Want: FailoverOverlap, Why: failoverWhy(5, 5) + failoverWatchdogWhy},
+	{Impl: "spin", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 5)},
+	{Impl: "fair", Fault: "failover", TTL: failoverLease, Timeout: failoverFairTimeout, Want: MeasuredOnly, Why: failoverFairWhy},
+	{Impl: "fenced", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 4) + failoverFencedWhy},
+	{Impl: "redsync", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 3)},
+	{Impl: "redislock", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 5)},
+	{Impl: "lua-wait", Want: Safe},
+	{Impl: "lua-wait", Fault: "failover", TTL: failoverLease, Want: NoOverlap, Why: failoverWaitWhy},
+	{Impl: "lua-wait", Fault: "pause-holder", Want: OverlapOversell, Why: failoverWaitPauseWhy},
 }
+
+// failoverLease is the lease of the failover cells: longer than the
+// failover itself (the Sentinels promote the replica a second or two
+// after the primary stops), so that what a holder loses is the lock the
+// replica never had, not a lease that ran out.
+const failoverLease = 5 * time.Second
+
+// failoverWatchdogLease and failoverWatchdogFor are the watchdog's
+// failover cell: its waiters sleep until the lease they last saw runs
+// out (the release that would wake them never comes), so the holder is
+// kept past that lease.
+const (
+	failoverWatchdogLease = 3 * time.Second
+	failoverWatchdogFor   = "for=4s"
+)
+
+// failoverWhy is the measured truth of a single-primary lock's failover
+// cell: in how many of seeds 1-5 it overlapped and oversold.
+func failoverWhy(overlaps, oversells int) string {
+	return fmt.Sprintf("not in the catalog (seed 004: Redisson on Sentinel); measured on lockbench's Sentinel topology (redis-server 7.0.15, lockbench matrix --backend=sentinel --faults=failover, seeds 1-5): an overlap in %d of 5 seeds, an oversell in %d. "+
+		"The promoted replica never had the lock, so a second client takes it on the new primary while the first holder is inside, and both read the same stock. "+
+		"In a run without an overlap the waiting buyers failed at the failover (go-redis's failover client: context deadline exceeded, or READONLY from a connection still on the old primary) and nobody took the lock within the fault's for; so the cell must show the overlap in one seed at least", overlaps, oversells)
+}
+
+const (
+	// failoverWatchdogWhy says why the watchdog's cell keeps its holder
+	// longer.
+	failoverWatchdogWhy = ". The watchdog's waiters sleep until the lease they last saw runs out (the release that would wake them never comes), so the cell's lease is 3 s and its holder is kept up to 4 s: with the other cells' 1 s, 0 of 1 seed overlapped"
+	// failoverFencedWhy is what fencing does when its token store fails
+	// over too.
+	failoverFencedWhy = ". Fencing does not save it: the token counter lives on the primary too, and the promoted replica never had the holder's INCR, so the second holder is handed the same token (measured: 109 and 109, seed 1); the store refuses only older tokens, and both writes from the same stock land"
+	// failoverFairTimeout cuts the fair lock's failover sale early: it
+	// mostly ends stuck.
+	failoverFairTimeout = 5 * time.Second
+	// failoverFairWhy is the fair lock's measured failover.
+	failoverFairWhy = "measured, not judged: an overlap and an oversell in 1 of 5 seeds; in the 4 others the sale stuck until its timeout with most buyers waiting, no overlap (the queue and its timeouts, written while replication was held, are lost with the old primary, and the waiters wait for places and wake-ups that no longer exist)"
+	// failoverWaitWhy is lua-wait's measured failover.
+	failoverWaitWhy = "measured: no overlap and no oversell in 5 of 5 seeds: while replication is held no try is granted (WAIT answers 0 and the lock is given back), so the primary that stops has no lock the replica lacks. The cell does not judge liveness: buyers the failover client fails at the failover give up (50 and 58 units unsold in 2 of the 5 seeds)"
+	// failoverWaitPauseWhy is what still breaks lua-wait.
+	failoverWaitPauseWhy = "measured: a pause past the lease breaks it as it breaks lua (seeds 1-5: 131-158 overlaps, as many units oversold): waiting for the replica does not make a lease a fence"
+)

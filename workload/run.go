@@ -173,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	r.store = target.Store
 	if cfg.Sale.Needs().Has(NeedsRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(NeedsTarget) {
-		r.admin = redis.NewClient(cfg.Servers.Redis.Options())
+		r.admin = newClient(cfg.Servers.Redis, cfg.Servers.Redis.Options())
 		defer r.admin.Close()
 	}
 	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(NeedsTarget) {
@@ -301,7 +301,7 @@ func (r *run) startNodes(ctx context.Context) error {
 				}
 				opts.Addr = addr
 			}
-			n.client = redis.NewClient(opts)
+			n.client = newClient(r.cfg.Servers.Redis, opts)
 			n.client.AddHook(hook{n})
 			n.servers = r.serverClients(n, n.client)
 		}

@@ -27,6 +27,9 @@ const (
 	NeedsMySQL
 	// NeedsTarget is a running service under test (HTTPSale).
 	NeedsTarget
+	// NeedsReplica is a Redis with a replica, reached through Sentinel,
+	// for a lock that waits for its replica (lua-wait).
+	NeedsReplica
 )
 
 // Has reports whether every server of x is in n.
@@ -136,6 +139,8 @@ func (s lockSale) Needs() Needs {
 		return NeedsRedis | NeedsRedisServers
 	case locks.UsesZooKeeper:
 		return NeedsRedis | NeedsZooKeeper
+	case locks.UsesReplica:
+		return NeedsRedis | NeedsReplica
 	}
 	return NeedsRedis
 }

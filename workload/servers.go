@@ -69,6 +69,9 @@ func (s *Servers) Missing(needs Needs) Needs {
 	var have Needs
 	if s != nil && s.Redis != nil {
 		have |= NeedsRedis
+		if _, ok := s.Redis.(Failover); ok {
+			have |= NeedsReplica
+		}
 		if c, ok := s.Redis.(*Cluster); ok && len(c.servers) > 1 {
 			have |= NeedsRedisServers
 		}
@@ -107,6 +110,10 @@ type Target struct {
 	// LockKey is true when the lock's key in Redis is known: the sale's
 	// own, or the one a service under test was given.
 	LockKey bool
+	// Failover is true when the store is a Sentinel topology lockbench
+	// started, whose replication it can hold back and whose primary it
+	// can stop (the failover fault).
+	Failover bool
 }
 
 // Target is what the faults of a run of sale on s act on. It fails with
@@ -133,7 +140,13 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 	if s.Redis == nil {
 		return Target{}, ErrNoRedis
 	}
-	return Target{Store: s.Redis, Routed: true, InProcess: true, LockKey: true}, nil
+	t := Target{Store: s.Redis, Routed: true, InProcess: true, LockKey: true}
+	if f, ok := s.Redis.(*Sentinel); ok {
+		// The failover client finds the primary through the Sentinels:
+		// no address the fault proxy could stand in for.
+		t.Routed, t.Failover = false, f.levers != nil
+	}
+	return t, nil
 }
 
 // Pausable reports whether the store can stop answering for a while.
@@ -179,7 +192,7 @@ func describeNeeds(n Needs) string {
 	for _, x := range []struct {
 		n    Needs
 		name string
-	}{{NeedsRedis, "Redis"}, {NeedsRedisServers, "several Redis servers"}, {NeedsZooKeeper, "ZooKeeper"}, {NeedsMySQL, "MySQL"}, {NeedsTarget, "a service under test"}} {
+	}{{NeedsRedis, "Redis"}, {NeedsRedisServers, "several Redis servers"}, {NeedsZooKeeper, "ZooKeeper"}, {NeedsMySQL, "MySQL"}, {NeedsTarget, "a service under test"}, {NeedsReplica, "a Redis with a replica (Sentinel)"}} {
 		if n.Has(x.n) {
 			out = append(out, x.name)
 		}

@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/lockbench/lockbench/sentinels"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// BackendSentinel is a Redis primary with a replica, reached through
+// Sentinel: an existing deployment (ServerOptions.Sentinel), or the
+// topology lockbench starts on loopback (package sentinels: a primary, a
+// replica and three Sentinels, from Debian's redis-server), the only one
+// the failover fault can act on.
+const BackendSentinel = "sentinel"
+
+// DefaultSentinelMaster is the master name of a Sentinel deployment when
+// none is given: the name in Redis's sample sentinel.conf.
+const DefaultSentinelMaster = "mymaster"
+
+// sentinelMissing says why o cannot give the servers of needs on the
+// Sentinel backend, or a lock that waits for a replica elsewhere.
+func (o ServerOptions) sentinelMissing(needs workload.Needs) string {
+	switch {
+	case needs.Has(workload.NeedsReplica) && o.Backend != BackendSentinel:
+		return "waits for a replica (WAIT), which the embedded server and a lone Redis do not have: run with --backend=sentinel (a primary, a replica and three Sentinels started by lockbench) or give --sentinel=ADDR[,ADDR...] --sentinel-master=NAME"
+	case needs.Has(workload.NeedsRedisServers) && o.Backend == BackendSentinel:
+		return "runs on several independent Redis servers, not on a Sentinel's primary: run it with --backend=embedded, docker or redis"
+	}
+	return ""
+}
+
+// sentinel reaches the Sentinel deployment o names, or starts lockbench's
+// own topology.
+func (o ServerOptions) sentinel(ctx context.Context) (workload.Backend, error) {
+	if len(o.Sentinel) > 0 {
+		return workload.DialSentinel(ctx, o.Sentinel, cmp.Or(o.SentinelMaster, DefaultSentinelMaster), o.RedisPassword, nil)
+	}
+	if !sentinels.Available() {
+		return nil, fmt.Errorf("%w: --backend=sentinel starts redis-server and redis-sentinel, which are not installed (apt-get install redis-server redis-sentinel); or give --sentinel=ADDR for a deployment of your own", ErrServers)
+	}
+	top, err := sentinels.Start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+	}
+	b, err := workload.DialSentinel(ctx, top.SentinelAddrs(), top.MasterName(), "", top)
+	if err != nil {
+		top.Close()
+		return nil, err
+	}
+	return b, nil
+}
