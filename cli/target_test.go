@@ -135,6 +135,9 @@ func TestTargetUsage(t *testing.T) {
 		{[]string{"--target=http://127.0.0.1:8080", "--impl=lua"}, "--impl does not apply"},
 		{[]string{"--target=http://127.0.0.1:8080,http://127.0.0.1:8081", "--nodes=3"}, "--nodes=3"},
 		{[]string{"--target=http://127.0.0.1:8080", "--faults=pause-holder"}, "service under test"},
+		{[]string{"--target=http://127.0.0.1:8080", "--faults=pause-holder"}, "pause-instance"},
+		{[]string{"--target=http://127.0.0.1:8080", "--faults=partition"}, "cut-link"},
+		{[]string{"--target=http://127.0.0.1:8080", "--faults=partition"}, "--target-redis-via"},
 		{[]string{"--target=http://127.0.0.1:8080", "--faults=server-pause"}, "server-pause"},
 	})
 }
