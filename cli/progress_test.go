@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,44 @@ func TestProgressFitsTheTerminal(t *testing.T) {
 		if strings.Contains(b.String(), "\n") {
 			t.Errorf("%d columns: a redraw wrote a new line", cols)
 		}
+	}
+}
+
+// TestProgressDegrades checks that a narrower terminal loses the bar, the
+// long labels and the minor fields before anything is cut: at 80 columns
+// the buyers answered and arrived, sold/stock, the elapsed time and the
+// ETA all show; no line is wider than the terminal.
+func TestProgressDegrades(t *testing.T) {
+	s := snapshot(83*time.Second, 2500, 10000)
+	tests := []struct {
+		cols int
+		want []string
+	}{
+		{60, nil},
+		{80, []string{"10000/20000", "arr 20000", "sold 2500/5000", "1m23s", "ETA 1m23s"}},
+		{120, []string{"answered 10000/20000 (arrived 20000)", "sold 2500/5000", "30 sales/s", "faults 1", "1m23s", "ETA 1m23s"}},
+		{200, []string{"[############............] answered 10000/20000 (arrived 20000)  sold 2500/5000  30 sales/s  faults 1  1m23s  ETA 1m23s"}},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.cols), func(t *testing.T) {
+			var b bytes.Buffer
+			p := newProgress(&b, 20000, 3, 10*time.Minute)
+			p.tty, p.cols = true, func() int { return tt.cols }
+			p.update(s)
+			line := strings.TrimPrefix(b.String(), "\r")
+			if w := displayWidth(line); w >= tt.cols {
+				t.Errorf("%d columns wide: %q", w, line)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("%q lacks %q", line, w)
+				}
+			}
+			if tt.cols >= 80 && strings.HasSuffix(line, "…") {
+				t.Errorf("cut: %q", line)
+			}
+			t.Logf("%q", line)
+		})
 	}
 }
 
