@@ -169,12 +169,19 @@ func TestProgressPlain(t *testing.T) {
 
 func TestWarnLength(t *testing.T) {
 	var b bytes.Buffer
-	warnLength(&b, 1, time.Minute)
+	warnLength(&b, 1, time.Second, time.Minute)
 	if b.Len() != 0 {
 		t.Errorf("one sale warned: %q", b.String())
 	}
-	warnLength(&b, 16, 3*time.Minute)
-	if got, want := b.String(), "16 sales one after another, each cut at --timeout=3m0s: at most 48m0s in all"; !strings.Contains(got, want) {
-		t.Errorf("warning %q lacks %q", got, want)
+	warnLength(&b, 16, 2*time.Second, 3*time.Minute)
+	for _, want := range []string{"16 sales one after another", "--ramp=2s plus the wait of its last buyers", "--timeout=3m0s", "at least 32s, at most 48m0s in all"} {
+		if got := b.String(); !strings.Contains(got, want) {
+			t.Errorf("warning %q lacks %q", got, want)
+		}
+	}
+	b.Reset()
+	warnLength(&b, 16, 0, 3*time.Minute)
+	if got := b.String(); strings.Contains(got, "at least") || !strings.Contains(got, "at most 48m0s") {
+		t.Errorf("without a ramp: %q", got)
 	}
 }
