@@ -238,21 +238,30 @@ func roundDur(d time.Duration) string {
 }
 
 // warnLength says, before several sales run one after another, how long
-// the whole may take: each sale lasts its ramp, since its last buyer
-// arrives then, plus the wait of the buyers left. For a lock that keeps
-// up that is seconds at the default size (lua took about 5 s in all, and
-// atomic 2 s, on a 2-core machine with the embedded server); a slow lock
-// under load (a spinning variant, getset, redlock on five embedded
-// servers) runs until --timeout cuts it. The bounds are exact; between
-// them it can only say what is typical.
-func warnLength(w io.Writer, runs int, ramp, timeout time.Duration) {
+// the whole may take: each sale lasts while its buyers arrive (over
+// --ramp, or at --rate), then until the last is answered. For a lock that
+// keeps up that is seconds more at the default size (lua took about 5 s
+// in all, and atomic 2 s, on a 2-core machine with the embedded server); a
+// slow lock under load (a spinning variant, getset, redlock on five
+// embedded servers) runs until --timeout cuts it. The bounds are exact;
+// between them it can only say what is typical.
+func warnLength(w io.Writer, runs int, arrivals string, span, timeout time.Duration) {
 	if runs < 2 {
 		return
 	}
 	least := ""
-	if ramp = min(ramp, timeout); ramp > 0 {
-		least = fmt.Sprintf("at least %s, ", roundDur(time.Duration(runs)*ramp))
+	if span = min(span, timeout); span > 0 {
+		least = fmt.Sprintf("at least %s, ", roundDur(time.Duration(runs)*span))
 	}
-	fmt.Fprintf(w, "lockbench: %d sales one after another: each lasts its --ramp=%s plus the wait of its last buyers, typically a few seconds for a lock that keeps up, up to --timeout=%s for one that stalls: %sat most %s in all (the progress line numbers them)\n",
-		runs, roundDur(ramp), roundDur(timeout), least, roundDur(time.Duration(runs)*timeout))
+	fmt.Fprintf(w, "lockbench: %d sales one after another: each lasts while its buyers arrive (%s), then until the last is answered, typically a few seconds more for a lock that keeps up, up to --timeout=%s for one that stalls: %sat most %s in all (the progress line numbers them)\n",
+		runs, arrivals, roundDur(timeout), least, roundDur(time.Duration(runs)*timeout))
+}
+
+// arrivals says how the buyers of a sale arrive, and over how long.
+func (o *runOpts) arrivals() (string, time.Duration) {
+	if o.rate.perSecond > 0 {
+		span := o.rate.span(o.clients)
+		return fmt.Sprintf("--rate=%s, %s", o.rate.text, roundDur(span)), span
+	}
+	return "--ramp=" + roundDur(o.ramp), o.ramp
 }

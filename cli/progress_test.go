@@ -169,19 +169,45 @@ func TestProgressPlain(t *testing.T) {
 
 func TestWarnLength(t *testing.T) {
 	var b bytes.Buffer
-	warnLength(&b, 1, time.Second, time.Minute)
+	warnLength(&b, 1, "--ramp=1s", time.Second, time.Minute)
 	if b.Len() != 0 {
 		t.Errorf("one sale warned: %q", b.String())
 	}
-	warnLength(&b, 16, 2*time.Second, 3*time.Minute)
-	for _, want := range []string{"16 sales one after another", "--ramp=2s plus the wait of its last buyers", "--timeout=3m0s", "at least 32s, at most 48m0s in all"} {
+	warnLength(&b, 16, "--ramp=2s", 2*time.Second, 3*time.Minute)
+	for _, want := range []string{"16 sales one after another", "while its buyers arrive (--ramp=2s), then until the last is answered", "--timeout=3m0s", "at least 32s, at most 48m0s in all"} {
 		if got := b.String(); !strings.Contains(got, want) {
 			t.Errorf("warning %q lacks %q", got, want)
 		}
 	}
 	b.Reset()
-	warnLength(&b, 16, 0, 3*time.Minute)
+	warnLength(&b, 16, "--ramp=0s", 0, 3*time.Minute)
 	if got := b.String(); strings.Contains(got, "at least") || !strings.Contains(got, "at most 48m0s") {
 		t.Errorf("without a ramp: %q", got)
+	}
+}
+
+// TestWarnLengthArrivals: the lower bound follows --rate when it is given
+// instead of --ramp.
+func TestWarnLengthArrivals(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--impl=lua,atomic", "--ramp=3s"}, "(--ramp=3s), then until the last is answered, typically a few seconds more for a lock that keeps up, up to --timeout=3m0s for one that stalls: at least 6s, at most 6m0s in all"},
+		{[]string{"--impl=lua,atomic", "--clients=1000", "--rate=100/s"}, "(--rate=100/s, 10s)"},
+		{[]string{"--impl=lua,atomic", "--clients=1000", "--rate=100/s"}, "at least 20s"},
+	}
+	for _, tt := range tests {
+		var o runOpts
+		fs := runFlags(&o)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		arrivals, span := o.arrivals()
+		warnLength(&b, 2, arrivals, span, o.timeout)
+		if !strings.Contains(b.String(), tt.want) {
+			t.Errorf("%v: %q lacks %q", tt.args, b.String(), tt.want)
+		}
 	}
 }
