@@ -50,10 +50,13 @@ func checkData(h *history.History, lin Linearizability) Data {
 	// Fewer orders than confirmed sales: acknowledged writes were lost.
 	// (More is no finding: a sale whose reply was lost may have landed.)
 	// A final state that could not be read (the server was lost) is not
-	// audited: the history's own checks stand alone.
+	// audited: the history's own checks stand alone. Sales confirmed
+	// beyond the stock are an oversell whatever the final state says, or
+	// whether it could be read at all.
+	d.Oversold = max(0, d.Sold-h.Header.Stock)
 	if d.FinalUnknown = h.Final.Unknown; !d.FinalUnknown {
 		consumed := h.Header.Stock - h.Final.Stock
-		d.Oversold = max(0, d.Orders-consumed, d.Orders-h.Header.Stock)
+		d.Oversold = max(d.Oversold, d.Orders-consumed, d.Orders-h.Header.Stock)
 		d.LostOrders = max(0, d.Sold-d.Orders)
 	}
 	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
@@ -62,6 +65,10 @@ func checkData(h *history.History, lin Linearizability) Data {
 	case h.Final.Unknown && !anyAnswered(h):
 		// No buyer got an answer and the final state is unknown: nothing
 		// was observed, so nothing is proved either way.
+		d.Status = Unknown
+	case h.Final.Unknown && lin.Status == NotApplicable && audited:
+		// Neither the reads nor the final state were seen: the answers
+		// alone cannot show an oversell within the stock or a lost order.
 		d.Status = Unknown
 	case (lin.Status == OK || lin.Status == NotApplicable) && audited:
 		d.Status = OK
@@ -203,7 +210,10 @@ func checkLiveness(h *history.History) Liveness {
 				l.SentAway++
 			}
 		case history.SoldOut:
-			if op.Read() && op.Stock > 0 {
+			// The stock never rises during a sale: a "sold out" whose read
+			// is unknown (a service that does not say) was wrong when
+			// units were still left at the end.
+			if op.Read() && op.Stock > 0 || !op.Read() && !h.Final.Unknown && h.Final.Stock > 0 {
 				l.SentAway++
 			}
 		}

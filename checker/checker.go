@@ -97,7 +97,9 @@ type Data struct {
 	// Orders is the number of orders the store recorded.
 	Orders int64 `json:"orders"`
 	// Oversold counts orders not backed by stock: orders beyond what the
-	// counter lost (initial stock minus final stock), or beyond the stock.
+	// counter lost (initial stock minus final stock), or beyond the stock,
+	// or sales confirmed to their buyers beyond the stock (counted even
+	// when the final state could not be read).
 	Oversold int64 `json:"oversold"`
 	// LostOrders counts sales confirmed to their buyer whose order the
 	// store no longer holds (a server restarted without persistence).

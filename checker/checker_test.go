@@ -61,6 +61,10 @@ func summarize(r Report) summary {
 
 const fencingNote = "mutual exclusion broken: 1 overlapping critical section (the store's fencing decides data safety)"
 
+const unreadNote = "the service did not say which stock its purchases read: linearizability not checked, the audits of the answers and the final state judge the data"
+
+const finalUnknownNote = "the store's final state could not be read: orders and stock not audited, the history checked alone"
+
 const unknownNote = "1 write had an unknown outcome; the check let each land at any later time or never"
 
 func TestCheckFixtures(t *testing.T) {
@@ -217,10 +221,26 @@ func TestCheckFixtures(t *testing.T) {
 		{"bad-server-lost.jsonl", summary{
 			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1,
 			Reasons: []string{"the server stopped answering during the sale: the run was cut short, liveness not judged"},
-			Notes: []string{
-				"the store's final state could not be read: orders and stock not audited, the history checked alone",
-				unknownNote,
-			},
+			Notes:   []string{finalUnknownNote, unknownNote},
+		}},
+		// A black-box service that told every buyer "sold out" without
+		// saying what it read, its state showing units left.
+		{"bad-sold-out-unread.jsonl", summary{
+			Data: OK, Lin: NotApplicable, Lock: NotApplicable, Live: Violated, SentAway: 3, Unsold: 3,
+			Reasons: []string{"liveness: 3 units unsold while 3 buyers were sent away (0 gave up, 3 refused or told sold out)"},
+			Notes:   []string{unreadNote},
+		}},
+		// Sales confirmed beyond the stock oversell even when the final
+		// state is unknown; within the stock, nothing is known.
+		{"bad-sold-unread-state-lost.jsonl", summary{
+			Data: Violated, Lin: NotApplicable, Oversold: 2, Lock: NotApplicable, Live: OK,
+			Reasons: []string{"oversold 2 units: 5 sales confirmed of a stock of 3"},
+			Notes:   []string{unreadNote, finalUnknownNote},
+		}},
+		{"bad-unread-state-lost.jsonl", summary{
+			Data: Unknown, Lin: NotApplicable, Lock: NotApplicable, Live: OK,
+			Reasons: []string{"data safety unknown: the service did not say which stock its purchases read, and its final state could not be read"},
+			Notes:   []string{unreadNote, finalUnknownNote},
 		}},
 		{"bad-interrupted.jsonl", summary{
 			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1, Unsold: 1,
@@ -338,11 +358,15 @@ func TestCheckLiveness(t *testing.T) {
 			op(0, 0, history.GaveUp), op(1, 0, history.Failed), op(2, 0, history.Pending), op(3, 0, history.Unknown),
 		}, 1, 4, 0, 4, 1},
 		{"answers on the stock are not giving up", false, []history.Op{
-			op(0, 0, history.Sold), op(1, 0, history.SoldOut), op(2, 0, history.Duplicate), op(4, 0, history.Crashed),
+			op(0, 0, history.Sold), read(1, 0, history.SoldOut), op(2, 0, history.Duplicate), op(4, 0, history.Crashed),
 		}, 2, 0, 0, 0, 0},
 		{"nothing left to sell", false, []history.Op{op(0, 0, history.GaveUp)}, 0, 1, 0, 1, 0},
 		{"sold out after reading zero", false, []history.Op{read(0, 0, history.SoldOut)}, 2, 0, 0, 0, 0},
 		{"sold out after reading a unit", false, []history.Op{read(0, 1, history.SoldOut)}, 2, 0, 0, 1, 2},
+		// A service that does not say what it read: the stock never
+		// rises, so units left at the end were left at every answer.
+		{"sold out, unread, with units left at the end", false, []history.Op{op(0, 0, history.SoldOut), op(1, 0, history.SoldOut)}, 2, 0, 0, 2, 2},
+		{"sold out, unread, with nothing left", false, []history.Op{op(0, 0, history.SoldOut)}, 0, 0, 0, 0, 0},
 		{"a stale holder refused after a newer token", true, []history.Op{
 			refused(0, 0, 1, 10), holder(1, 2, 12),
 		}, 2, 0, 0, 0, 0},

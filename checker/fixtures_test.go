@@ -98,6 +98,28 @@ func blind(client int32, call int64) history.Op {
 	}
 }
 
+// unread is a purchase from a service under test that answered out over
+// [call, ret] ms without saying which stock it read.
+func unread(client int32, call, ret int64, out history.Outcome) history.Op {
+	op := history.Op{
+		Client: client, Node: int16(client % 2), Arrival: call * ms, Start: call * ms,
+		ReadCall: call * ms, ReadReturn: ret * ms, End: ret * ms,
+		Stock: history.NoStock, Write: history.NoWrite, Outcome: out,
+	}
+	if out == history.Sold {
+		op.Write, op.WriteCall, op.WriteReturn = history.Applied, op.ReadCall, op.ReadReturn
+	}
+	return op
+}
+
+// serviceRun is a history of a service under test that did not say which
+// stock its purchases read.
+func serviceRun(stock int64, final history.Final, ops ...history.Op) *history.History {
+	h := &history.History{Header: header("service", stock, len(ops)), Final: final, Ops: ops}
+	h.Header.Lockless, h.Header.Unread = true, true
+	return h
+}
+
 // atomicRun is a history of the atomic implementation.
 func atomicRun(stock int64, final history.Final, ops ...history.Op) *history.History {
 	h := &history.History{Header: header("atomic", stock, len(ops)), Final: final, Ops: ops}
@@ -321,6 +343,29 @@ var fixtures = map[string]func() *history.History{
 			Final:  history.Final{Stock: 0, Orders: 2},
 			Ops:    []history.Op{sold(0, 10, 2), late, soldOut(2, 30)},
 		}
+	},
+	// A service that answers "sold out" to everyone without saying what
+	// it read, while its state says three units are left: the stock
+	// never rises, so every buyer was sent away with units left.
+	"bad-sold-out-unread.jsonl": func() *history.History {
+		return serviceRun(3, history.Final{Stock: 3},
+			unread(0, 10, 12, history.SoldOut), unread(1, 20, 22, history.SoldOut), unread(2, 30, 32, history.SoldOut))
+	},
+	// A service that sold five units of a stock of three, without saying
+	// what it read, and whose state could not be read after: the
+	// confirmed sales alone oversell.
+	"bad-sold-unread-state-lost.jsonl": func() *history.History {
+		var ops []history.Op
+		for c := range int32(5) {
+			ops = append(ops, unread(c, 10+10*int64(c), 12+10*int64(c), history.Sold))
+		}
+		return serviceRun(3, history.Final{Unknown: true}, ops...)
+	},
+	// The same service selling within the stock: with neither the reads
+	// nor the final state, nothing shows the data safe or unsafe.
+	"bad-unread-state-lost.jsonl": func() *history.History {
+		return serviceRun(3, history.Final{Unknown: true},
+			unread(0, 10, 12, history.Sold), unread(1, 20, 22, history.Sold))
 	},
 	// A run ended by --timeout while a buyer was still waiting for its
 	// write: the sale is not over.

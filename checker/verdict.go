@@ -29,6 +29,10 @@ func (r *Report) judge(h *history.History, opts Options) {
 		// counter lost (lost updates), or beyond the stock itself.
 		stock, final := h.Header.Stock, h.Final.Stock
 		switch {
+		case d.FinalUnknown || d.Oversold == d.Sold-stock && d.Sold > d.Orders:
+			// Sales confirmed beyond the stock, the store's orders unread
+			// or fewer than they.
+			r.fail("oversold %s: %s confirmed of a stock of %s", words.Count(d.Oversold, "unit"), words.Count(d.Sold, "sale"), words.Commas(stock))
 		case final > 0:
 			r.fail("oversold %s: %s, but the stock fell only from %s to %s (%s)",
 				words.Count(d.Oversold, "unit"), words.Count(d.Orders, "order"), words.Commas(stock), words.Commas(final), words.Count(stock-final, "unit"))
@@ -71,6 +75,9 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	if d.Status == Unknown && h.Final.Unknown && !anyAnswered(h) {
 		r.fail("nothing observed: no buyer got an answer, and the final state could not be read")
+	}
+	if d.Status == Unknown && h.Final.Unknown && d.Linearizability.Status == NotApplicable && anyAnswered(h) {
+		r.fail("data safety unknown: the service did not say which stock its purchases read, and its final state could not be read")
 	}
 	if d.FinalUnknown {
 		r.Notes = append(r.Notes, "the store's final state could not be read: orders and stock not audited, the history checked alone")

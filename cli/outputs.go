@@ -43,16 +43,35 @@ func prepareOutputs(out, junit string) error {
 		}
 	}
 	if junit != "" {
-		if st, err := os.Stat(junit); err == nil && st.IsDir() {
-			return usageErr("--junit: %s is a directory; give a file name such as %s", junit, filepath.Join(junit, "junit.xml"))
+		return writableFile("--junit", junit, "junit.xml")
+	}
+	return nil
+}
+
+// writableFile checks that the file flag names can be written: not a
+// directory, in a directory that exists and takes new files, and, when it
+// exists, open for writing. The failure is a usage error naming the flag;
+// example is a file name to suggest when path is a directory.
+func writableFile(flag, path, example string) error {
+	st, statErr := os.Stat(path)
+	if statErr == nil && st.IsDir() {
+		return usageErr("%s: %s is a directory; give a file name such as %s", flag, path, filepath.Join(path, example))
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErr("%s: directory %s does not exist", flag, dir)
+	}
+	if err := checkWritable(dir); err != nil {
+		return usageErr("%s: %s is not writable: %v", flag, dir, unwrapPath(err))
+	}
+	if statErr == nil {
+		// Opened without truncating: the file is replaced only once the
+		// report is rendered.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return usageErr("%s: %s is not writable: %v", flag, path, unwrapPath(err))
 		}
-		dir := filepath.Dir(junit)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return usageErr("--junit: directory %s does not exist", dir)
-		}
-		if err := checkWritable(dir); err != nil {
-			return usageErr("--junit: %s is not writable: %v", dir, unwrapPath(err))
-		}
+		f.Close()
 	}
 	return nil
 }

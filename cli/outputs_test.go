@@ -24,6 +24,39 @@ func TestOutputsCheckedBeforeTheSale(t *testing.T) {
 	})
 }
 
+// TestReportOutputChecked: a report -o that cannot be written is refused
+// before the results are rendered, as a usage error naming -o (exit 2),
+// not "report: open ..." (exit 3); one that can is written.
+func TestReportOutputChecked(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	result := filepath.Join("testdata", "baseline-fast.json")
+	cases := []usageCase{
+		{[]string{"report", result, "-o", filepath.Join(dir, "missing", "x.html")}, "-o: directory"},
+		{[]string{"report", result, "-o", filepath.Join(file, "x.html")}, "-o: directory"},
+		{[]string{"report", result, "-o", dir}, "-o: " + dir + " is a directory"},
+	}
+	if os.Geteuid() != 0 { // root writes through any mode
+		ro := filepath.Join(dir, "read-only.html")
+		if err := os.WriteFile(ro, nil, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, usageCase{[]string{"report", result, "-o", ro}, "-o: " + ro + " is not writable"})
+	}
+	checkUsage(t, cases)
+
+	out := filepath.Join(dir, "report.html")
+	if code, _, errOut := lockbench(t, "report", result, "-o", out); code != exitPass {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Errorf("report not written: %v", err)
+	}
+}
+
 // TestOutReused: a second run into the same --out keeps none of the
 // first run's histories, so `lockbench check DIR` judges the second run
 // alone; files lockbench did not write stay.

@@ -13,8 +13,8 @@ import (
 
 // progress reports a long run while it goes: on a terminal a bar redrawn
 // in place (buyers answered of all, arrived, sold/stock, sales per second,
-// faults active, elapsed, ETA), cut to the terminal's width so that a
-// redraw never wraps onto a new line; in a CI log or a pipe a plain line
+// faults active, elapsed, ETA), fitted to the terminal's width so that a
+// redraw never wraps onto a new line (see barStyles); in a CI log or a pipe a plain line
 // every plainEvery, so that a log shows the run is alive without a
 // carriage-return mess, and a short run prints none.
 type progress struct {
@@ -43,8 +43,31 @@ type progress struct {
 // plainEvery is how often a plain progress line is written.
 const plainEvery = 10 * time.Second
 
-// barWidth is the bar's length in characters.
-const barWidth = 24
+// barStyle is one way to draw the terminal's line: the bar's length (0:
+// none), labels spelt out or abbreviated, and which of the fields that
+// can go are kept.
+type barStyle struct {
+	bar                   int
+	short                 bool
+	arrived, rate, faults bool
+}
+
+// barStyles go from the fullest line (about 130 columns) to the tersest:
+// the bar shrinks, then the labels are abbreviated, then the bar goes, and
+// the sales rate, the faults and the arrivals last. Buyers answered,
+// sold/stock, elapsed and the ETA stay in each: at 80 columns they all
+// show. The first style that fits is drawn; only the last is ever cut.
+var barStyles = []barStyle{
+	{bar: 24, arrived: true, rate: true, faults: true},
+	{bar: 12, arrived: true, rate: true, faults: true},
+	{bar: 8, arrived: true, rate: true, faults: true},
+	{bar: 12, short: true, arrived: true, rate: true, faults: true},
+	{bar: 8, short: true, arrived: true, rate: true, faults: true},
+	{short: true, arrived: true, rate: true, faults: true},
+	{short: true, arrived: true, faults: true},
+	{short: true, arrived: true},
+	{short: true},
+}
 
 // newProgress reports on w, drawing a bar when w is a terminal; timeout
 // is each run's bound (zero: none).
@@ -68,12 +91,13 @@ func (p *progress) update(s workload.Progress) {
 	}
 	p.sale = s.Started
 	if p.tty {
-		line := p.barLine(s)
+		cols := 0
 		if p.cols != nil {
 			// One column short of the edge: a line that fills it wraps
 			// the cursor on some terminals.
-			line = truncate(line, p.cols()-1)
+			cols = max(p.cols()-1, 0)
 		}
+		line := p.barLine(s, cols)
 		fmt.Fprintf(p.w, "\r%s", padRight(line, p.width))
 		p.width = displayWidth(line)
 		return
@@ -110,17 +134,50 @@ func (p *progress) wipe() {
 	p.width = 0
 }
 
-// barLine is the terminal's line: watchdog [2/13] [#####.....] answered
-// 10000/20000 …. The bar is the buyers answered, for a run ends when the
-// last buyer is, not when the stock is gone.
-func (p *progress) barLine(s workload.Progress) string {
-	filled := 0
-	if p.clients > 0 {
-		filled = int(min(s.Finished, p.clients) * barWidth / p.clients)
+// barLine is the terminal's line in the first of barStyles that fits in
+// cols columns (0: any width), cut to cols when none does.
+func (p *progress) barLine(s workload.Progress, cols int) string {
+	var line string
+	for _, st := range barStyles {
+		if line = p.drawBar(s, st); cols <= 0 || displayWidth(line) <= cols {
+			return line
+		}
 	}
-	bar := strings.Repeat("#", filled) + strings.Repeat(".", barWidth-filled)
-	return fmt.Sprintf("%s%s [%s] answered %d/%d (arrived %d)  sold %d/%d  %s sales/s  faults %d  %s  ETA %s",
-		s.Impl, p.runTag(), bar, s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), p.eta(s))
+	return truncate(line, cols)
+}
+
+// drawBar draws the line in style st: in full, watchdog [2/13]
+// [#####.....] answered 10000/20000 (arrived 20000)  sold 2500/5000 …;
+// abbreviated, watchdog [2/13] ans 10000/20000 arr 20000 sold 2500/5000 ….
+// The bar is the buyers answered, for a run ends when the last buyer is,
+// not when the stock is gone.
+func (p *progress) drawBar(s workload.Progress, st barStyle) string {
+	var b strings.Builder
+	b.WriteString(s.Impl + p.runTag())
+	if st.bar > 0 {
+		filled := 0
+		if p.clients > 0 {
+			filled = int(min(s.Finished, p.clients) * int64(st.bar) / p.clients)
+		}
+		fmt.Fprintf(&b, " [%s%s]", strings.Repeat("#", filled), strings.Repeat(".", st.bar-filled))
+	}
+	sep, answered, arrived, rate := "  ", " answered %d/%d", " (arrived %d)", "%s sales/s"
+	if st.short {
+		sep, answered, arrived, rate = " ", " ans %d/%d", " arr %d", "%s/s"
+	}
+	fmt.Fprintf(&b, answered, s.Finished, p.clients)
+	if st.arrived {
+		fmt.Fprintf(&b, arrived, s.Arrived)
+	}
+	fmt.Fprintf(&b, "%ssold %d/%d", sep, s.Sold, s.Stock)
+	if st.rate {
+		fmt.Fprintf(&b, sep+rate, salesRate(s))
+	}
+	if st.faults {
+		fmt.Fprintf(&b, "%sfaults %d", sep, s.Faults)
+	}
+	fmt.Fprintf(&b, "%s%s%sETA %s", sep, roundDur(s.Elapsed), sep, p.eta(s))
+	return b.String()
 }
 
 // plainLine is a log's line, one self-contained sentence of key=value.
@@ -181,13 +238,30 @@ func roundDur(d time.Duration) string {
 }
 
 // warnLength says, before several sales run one after another, how long
-// the whole may take at most: a default sale takes seconds, but a slow
-// lock under load (a spinning variant, redlock on five embedded servers)
-// runs until --timeout cuts it.
-func warnLength(w io.Writer, runs int, timeout time.Duration) {
+// the whole may take: each sale lasts while its buyers arrive (over
+// --ramp, or at --rate), then until the last is answered. For a lock that
+// keeps up that is seconds more at the default size (lua took about 5 s
+// in all, and atomic 2 s, on a 2-core machine with the embedded server); a
+// slow lock under load (a spinning variant, getset, redlock on five
+// embedded servers) runs until --timeout cuts it. The bounds are exact;
+// between them it can only say what is typical.
+func warnLength(w io.Writer, runs int, arrivals string, span, timeout time.Duration) {
 	if runs < 2 {
 		return
 	}
-	fmt.Fprintf(w, "lockbench: %d sales one after another, each cut at --timeout=%s: at most %s in all (the progress line numbers them)\n",
-		runs, roundDur(timeout), roundDur(time.Duration(runs)*timeout))
+	least := ""
+	if span = min(span, timeout); span > 0 {
+		least = fmt.Sprintf("at least %s, ", roundDur(time.Duration(runs)*span))
+	}
+	fmt.Fprintf(w, "lockbench: %d sales one after another: each lasts while its buyers arrive (%s), then until the last is answered, typically a few seconds more for a lock that keeps up, up to --timeout=%s for one that stalls: %sat most %s in all (the progress line numbers them)\n",
+		runs, arrivals, roundDur(timeout), least, roundDur(time.Duration(runs)*timeout))
+}
+
+// arrivals says how the buyers of a sale arrive, and over how long.
+func (o *runOpts) arrivals() (string, time.Duration) {
+	if o.rate.perSecond > 0 {
+		span := o.rate.span(o.clients)
+		return fmt.Sprintf("--rate=%s, %s", o.rate.text, roundDur(span)), span
+	}
+	return "--ramp=" + roundDur(o.ramp), o.ramp
 }

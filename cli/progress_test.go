@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,44 @@ func TestProgressFitsTheTerminal(t *testing.T) {
 		if strings.Contains(b.String(), "\n") {
 			t.Errorf("%d columns: a redraw wrote a new line", cols)
 		}
+	}
+}
+
+// TestProgressDegrades checks that a narrower terminal loses the bar, the
+// long labels and the minor fields before anything is cut: at 80 columns
+// the buyers answered and arrived, sold/stock, the elapsed time and the
+// ETA all show; no line is wider than the terminal.
+func TestProgressDegrades(t *testing.T) {
+	s := snapshot(83*time.Second, 2500, 10000)
+	tests := []struct {
+		cols int
+		want []string
+	}{
+		{60, nil},
+		{80, []string{"10000/20000", "arr 20000", "sold 2500/5000", "1m23s", "ETA 1m23s"}},
+		{120, []string{"answered 10000/20000 (arrived 20000)", "sold 2500/5000", "30 sales/s", "faults 1", "1m23s", "ETA 1m23s"}},
+		{200, []string{"[############............] answered 10000/20000 (arrived 20000)  sold 2500/5000  30 sales/s  faults 1  1m23s  ETA 1m23s"}},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.cols), func(t *testing.T) {
+			var b bytes.Buffer
+			p := newProgress(&b, 20000, 3, 10*time.Minute)
+			p.tty, p.cols = true, func() int { return tt.cols }
+			p.update(s)
+			line := strings.TrimPrefix(b.String(), "\r")
+			if w := displayWidth(line); w >= tt.cols {
+				t.Errorf("%d columns wide: %q", w, line)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("%q lacks %q", line, w)
+				}
+			}
+			if tt.cols >= 80 && strings.HasSuffix(line, "…") {
+				t.Errorf("cut: %q", line)
+			}
+			t.Logf("%q", line)
+		})
 	}
 }
 
@@ -130,12 +169,45 @@ func TestProgressPlain(t *testing.T) {
 
 func TestWarnLength(t *testing.T) {
 	var b bytes.Buffer
-	warnLength(&b, 1, time.Minute)
+	warnLength(&b, 1, "--ramp=1s", time.Second, time.Minute)
 	if b.Len() != 0 {
 		t.Errorf("one sale warned: %q", b.String())
 	}
-	warnLength(&b, 16, 3*time.Minute)
-	if got, want := b.String(), "16 sales one after another, each cut at --timeout=3m0s: at most 48m0s in all"; !strings.Contains(got, want) {
-		t.Errorf("warning %q lacks %q", got, want)
+	warnLength(&b, 16, "--ramp=2s", 2*time.Second, 3*time.Minute)
+	for _, want := range []string{"16 sales one after another", "while its buyers arrive (--ramp=2s), then until the last is answered", "--timeout=3m0s", "at least 32s, at most 48m0s in all"} {
+		if got := b.String(); !strings.Contains(got, want) {
+			t.Errorf("warning %q lacks %q", got, want)
+		}
+	}
+	b.Reset()
+	warnLength(&b, 16, "--ramp=0s", 0, 3*time.Minute)
+	if got := b.String(); strings.Contains(got, "at least") || !strings.Contains(got, "at most 48m0s") {
+		t.Errorf("without a ramp: %q", got)
+	}
+}
+
+// TestWarnLengthArrivals: the lower bound follows --rate when it is given
+// instead of --ramp.
+func TestWarnLengthArrivals(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--impl=lua,atomic", "--ramp=3s"}, "(--ramp=3s), then until the last is answered, typically a few seconds more for a lock that keeps up, up to --timeout=3m0s for one that stalls: at least 6s, at most 6m0s in all"},
+		{[]string{"--impl=lua,atomic", "--clients=1000", "--rate=100/s"}, "(--rate=100/s, 10s)"},
+		{[]string{"--impl=lua,atomic", "--clients=1000", "--rate=100/s"}, "at least 20s"},
+	}
+	for _, tt := range tests {
+		var o runOpts
+		fs := runFlags(&o)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		arrivals, span := o.arrivals()
+		warnLength(&b, 2, arrivals, span, o.timeout)
+		if !strings.Contains(b.String(), tt.want) {
+			t.Errorf("%v: %q lacks %q", tt.args, b.String(), tt.want)
+		}
 	}
 }

@@ -49,6 +49,12 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return usageErr("report: give result.json files or the directories holding them (see lockbench report --help)")
 	}
+	// Checked before the results are loaded and rendered: a path that
+	// cannot be written is the user's to fix (exit 2), not a failure of
+	// the machine (exit 3).
+	if err := writableFile("-o", o.output, "report.html"); err != nil {
+		return err
+	}
 	var sources []*htmlreport.Source
 	for _, a := range fs.Args() {
 		if strings.HasSuffix(a, ".history.jsonl") {

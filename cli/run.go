@@ -314,7 +314,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer done()
 	o.warnLeftOut(stderr, "")
-	warnLength(stderr, len(impls)*o.gate.repeat, o.timeout)
+	arrivals, span := o.arrivals()
+	warnLength(stderr, len(impls)*o.gate.repeat, arrivals, span, o.timeout)
 
 	result := o.newResult(o.command(""), impls)
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -134,6 +135,9 @@ func TestTargetUsage(t *testing.T) {
 		{[]string{"--target=http://127.0.0.1:8080", "--impl=lua"}, "--impl does not apply"},
 		{[]string{"--target=http://127.0.0.1:8080,http://127.0.0.1:8081", "--nodes=3"}, "--nodes=3"},
 		{[]string{"--target=http://127.0.0.1:8080", "--faults=pause-holder"}, "service under test"},
+		{[]string{"--target=http://127.0.0.1:8080", "--faults=pause-holder"}, "pause-instance"},
+		{[]string{"--target=http://127.0.0.1:8080", "--faults=partition"}, "cut-link"},
+		{[]string{"--target=http://127.0.0.1:8080", "--faults=partition"}, "--target-redis-via"},
 		{[]string{"--target=http://127.0.0.1:8080", "--faults=server-pause"}, "server-pause"},
 	})
 }
@@ -151,13 +155,42 @@ func TestTargetBadInput(t *testing.T) {
 	t.Cleanup(notFound.Close)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from another service") }))
 	t.Cleanup(other.Close)
+	live := httptest.NewServer(&shop{guarded: true, reports: true})
+	t.Cleanup(live.Close)
+	// A service whose reset and state work and whose purchases never
+	// answer: each hangs until lockbench gives up on it.
+	hung := &shop{guarded: true}
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/lockbench/buy" {
+			// The server sees the client hang up only once the body
+			// is read.
+			io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+			return
+		}
+		hung.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hang.Close)
+	// A service whose purchases are answered in another protocol.
+	garbled := &shop{guarded: true}
+	garble := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/lockbench/buy" {
+			fmt.Fprint(w, "hello from another protocol")
+			return
+		}
+		garbled.ServeHTTP(w, r)
+	}))
+	t.Cleanup(garble.Close)
 	tests := []struct {
 		name, target string
 		want         []string
 	}{
 		{"nothing listening", silent, []string{silent}},
+		{"nothing listening at the second", live.URL + "," + silent, []string{silent, "/lockbench/state", "connection refused"}},
 		{"404 to the reset", notFound.URL, []string{notFound.URL, "/lockbench/reset", "404"}},
-		{"another protocol", other.URL, []string{"answered no purchase", "hello from another service"}},
+		{"another service", other.URL, []string{other.URL, "/lockbench/state", "hello from another service"}},
+		{"purchases answered otherwise", garble.URL, []string{"answered no purchase", "hello from another protocol"}},
+		{"purchases never answered", hang.URL, []string{"answered no purchase", hang.URL + "/lockbench/buy", "no answer in 1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,7 +17,11 @@ type fault struct {
 	// inProcess marks the faults that strike at the sale's probe points
 	// or move its nodes' clocks: only a sale lockbench runs can take them.
 	inProcess bool
-	build     func(v values, seed uint64) (plan, error)
+	// outside names, for an inProcess fault, the fault that does the
+	// nearest thing to a service under test from outside it, for the
+	// message that refuses the first.
+	outside string
+	build   func(v values, seed uint64) (plan, error)
 }
 
 func (f *fault) Name() string    { return f.name }
@@ -26,7 +30,11 @@ func (f *fault) Params() []Param { return f.params }
 
 func (f *fault) Available(t workload.Target) error {
 	if f.inProcess && !t.InProcess {
-		return fmt.Errorf("%w: %s strikes inside the sale's lock (its holders, its clocks), which lockbench cannot reach in a service under test", ErrUnavailable, f.name)
+		err := fmt.Errorf("%w: %s strikes inside the sale's lock (its holders, its clocks), which lockbench cannot reach in a service under test", ErrUnavailable, f.name)
+		if f.outside != "" {
+			err = fmt.Errorf("%w; %s", err, f.outside)
+		}
+		return err
 	}
 	if f.needs == nil {
 		return nil
@@ -61,6 +69,7 @@ var (
 		summary:   "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
 		params:    []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
 		inProcess: true,
+		outside:   "pause-instance stops a whole instance from outside, on a schedule, whoever holds the lock (give --target-pid or --target-container)",
 		build:     holder("", pauseHolder),
 	}
 	// SlowHolder makes one holder's business step outlast the lease while
@@ -105,6 +114,7 @@ var (
 		summary:   "a holder dies without unlocking; its watchdog dies with it",
 		params:    []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
 		inProcess: true,
+		outside:   "crash-instance kills a whole instance from outside and starts it again, on a schedule, whoever holds the lock (give --target-pid and --target-start)",
 		build:     holder("", crash),
 	}
 	// CrashAfterSetNX kills a client between SETNX and its separate
@@ -241,6 +251,7 @@ var (
 		params:    []Param{pFor("cut length"), pOnce, pAfter, pEvery, pNode},
 		needs:     routed("partition"),
 		inProcess: true, // it strikes when a holder of the node is inside
+		outside:   "cut-link cuts an instance's link to its Redis from outside, on a schedule, whoever holds the lock (give --target-redis-via, the addresses the instances dial for their Redis)",
 		build:     newPartition,
 	}
 )

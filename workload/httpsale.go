@@ -128,7 +128,7 @@ func (httpSale) inventory(r *run) (inventory, error) {
 			return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 		}
 	}
-	return &httpInventory{t: r.cfg.Servers.Targets, c: &http.Client{Timeout: 10 * time.Second}}, nil
+	return &httpInventory{t: r.cfg.Servers.Targets, c: &http.Client{}, bound: r.lostAfter()}, nil
 }
 
 // startNode gives node n its own HTTP client of its instance, with a pool
@@ -164,8 +164,12 @@ func (httpSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _
 	resp, err := n.http.Do(req)
 	if err != nil {
 		if refused(err) {
+			r.badAnswer(fmt.Sprintf("POST %s%s: connection refused", n.target, pathBuy))
 			rec.readFailed() // never reached the service: nothing happened
 			return
+		}
+		if ctx.Err() == nil {
+			r.badAnswer(fmt.Sprintf("POST %s%s: %s", n.target, pathBuy, failure(rctx, err, cmp.Or(r.cfg.CommandTimeout, 3*time.Second))))
 		}
 		rec.writingWithRead()
 		rec.unknown()
@@ -175,7 +179,7 @@ func (httpSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _
 	var a buyAnswer
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &a) != nil || !slices.Contains(outcomes, a.Outcome) {
-		r.badAnswer(fmt.Sprintf("POST %s answered %s: %q", pathBuy, resp.Status, snippet(raw)))
+		r.badAnswer(fmt.Sprintf("POST %s%s answered %s: %q", n.target, pathBuy, resp.Status, snippet(raw)))
 		rec.writingWithRead()
 		rec.unknown()
 		return
@@ -214,19 +218,36 @@ func snippet(b []byte) string {
 	return string(b)
 }
 
-// badAnswer keeps the first answer of a service under test that broke
-// the protocol.
+// badAnswer keeps the first purchase a service under test did not answer
+// in the protocol: an answer that broke it, none in time, or a refused
+// connection.
 func (r *run) badAnswer(s string) { r.firstBad.CompareAndSwap(nil, &s) }
 
-// protocolError is the error of a run in which the service under test
-// answered no purchase in the protocol: nothing it did can be judged, and
-// a sale that sold nothing because nothing was understood is no pass.
+// protocolError is the error of a run in which buyers tried and the
+// service under test answered no purchase in the protocol: nothing it did
+// can be judged, and a sale that sold nothing because nothing was
+// answered or understood is no pass.
 func (r *run) protocolError() error {
 	bad := r.firstBad.Load()
 	if bad == nil || r.answered.Load() > 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first answer: %s", ErrTarget, r.cfg.Servers.Targets, *bad)
+	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first: %s", ErrTarget, r.cfg.Servers.Targets, *bad)
+}
+
+// failure says why a request sent under ctx, bounded by d, failed: "no
+// answer in d" when the bound ran out, rather than Go's "context deadline
+// exceeded".
+func failure(ctx context.Context, err error, d time.Duration) string {
+	var ne net.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Sprintf("no answer in %v", d)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the method and URL are said already
+	}
+	return err.Error()
 }
 
 // refused reports whether a request failed before it reached the service:
@@ -241,20 +262,45 @@ func refused(err error) bool {
 type httpInventory struct {
 	t Targets
 	c *http.Client
+	// bound is how long a reset or a state read may take: the run's
+	// lostAfter (two command timeouts, 5 s at least), within the caller's
+	// deadline.
+	bound time.Duration
 }
 
+// within is ctx bounded by v.bound, or by ctx's own deadline when that
+// comes first, and that bound, for the error that says it ran out.
+func (v *httpInventory) within(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	d := v.bound
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl).Round(100*time.Millisecond))
+	}
+	c, cancel := context.WithTimeout(ctx, d)
+	return c, cancel, d
+}
+
+// prepare resets the stock through the first instance, then reads the
+// state of every instance: each must answer before the sale, or the buyers
+// of a dead one would be refused and the sale judged without it.
 func (v *httpInventory) prepare(ctx context.Context, stock int64, _ bool) error {
 	body, _ := json.Marshal(map[string]int64{"stock": stock})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, v.t[0].String()+pathReset, bytes.NewReader(body))
+	rctx, cancel, d := v.within(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodPost, v.t[0].String()+pathReset, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := v.c.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: service at %s: %v", ErrUnreachable, v.t[0], err)
+		return fmt.Errorf("%w: service at %s: POST %s: %s", ErrUnreachable, v.t[0], pathReset, failure(rctx, err, d))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 		return fmt.Errorf("%w: %s: POST %s answered %s: %q (docs/target-protocol.md)", ErrTarget, v.t[0], pathReset, resp.Status, snippet(raw))
+	}
+	for _, u := range v.t {
+		if _, err := v.state(ctx, u); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -267,20 +313,31 @@ type stateAnswer struct {
 
 func (v *httpInventory) audit(ctx context.Context) (history.Final, error) {
 	var f history.Final
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, v.t[0].String()+pathState, nil)
-	resp, err := v.c.Do(req)
+	s, err := v.state(ctx, v.t[0])
 	if err != nil {
 		return f, err
-	}
-	defer resp.Body.Close()
-	var s stateAnswer
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &s) != nil || s.Stock == nil {
-		return f, fmt.Errorf("%w: GET %s answered %s without a stock and orders lockbench can read: %q", ErrTarget, pathState, resp.Status, snippet(raw))
 	}
 	f.Stock = *s.Stock
 	countOrders(&f, s.Orders)
 	return f, nil
+}
+
+// state reads the state of the instance at u, within v's bound.
+func (v *httpInventory) state(ctx context.Context, u *url.URL) (stateAnswer, error) {
+	var s stateAnswer
+	rctx, cancel, d := v.within(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, u.String()+pathState, nil)
+	resp, err := v.c.Do(req)
+	if err != nil {
+		return s, fmt.Errorf("%w: service at %s: GET %s: %s", ErrUnreachable, u, pathState, failure(rctx, err, d))
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &s) != nil || s.Stock == nil {
+		return s, fmt.Errorf("%w: %s: GET %s answered %s without a stock and orders lockbench can read: %q (docs/target-protocol.md)", ErrTarget, u, pathState, resp.Status, snippet(raw))
+	}
+	return s, nil
 }
 
 // clear leaves the service as it is: its state is the run's evidence.

@@ -3,9 +3,11 @@ package workload_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +154,48 @@ func TestHTTPSaleProtocolError(t *testing.T) {
 		if op.Outcome != history.Unknown || op.Write != history.Indeterminate || op.WriteReturn != 0 {
 			t.Errorf("client %d: outcome %s, write %s, write return %d; want unknown, indeterminate, none", op.Client, op.Outcome, op.Write, op.WriteReturn)
 		}
+	}
+}
+
+// TestHTTPSaleDeadInstance: every instance must answer before the sale;
+// one that does not stops the run with no history, naming its URL.
+func TestHTTPSaleDeadInstance(t *testing.T) {
+	u := serve(t, &shop{})
+	dead, err := url.Parse("http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := httpConfig(u, 10, 5)
+	cfg.Servers.Targets = workload.Targets{u, dead}
+	h, err := workload.Run(t.Context(), cfg)
+	if !errors.Is(err, workload.ErrUnreachable) || !strings.Contains(err.Error(), dead.String()) {
+		t.Fatalf("Run: error %v, want ErrUnreachable naming %s", err, dead)
+	}
+	if h != nil {
+		t.Errorf("a sale ran: %d operations", len(h.Ops))
+	}
+}
+
+// TestHTTPSaleNoAnswer: a service whose purchases never answer sold
+// nothing anyone saw: a protocol error (ErrTarget) that says how long
+// each purchase waited, not a verdict.
+func TestHTTPSaleNoAnswer(t *testing.T) {
+	s := &shop{}
+	u := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/lockbench/buy" {
+			io.Copy(io.Discard, r.Body) // to see the client hang up
+			<-r.Context().Done()
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	cfg := httpConfig(u, 10, 5)
+	cfg.CommandTimeout = 200 * time.Millisecond
+	h, err := workload.Run(t.Context(), cfg)
+	if !errors.Is(err, workload.ErrTarget) || !strings.Contains(err.Error(), "no answer in 200ms") {
+		t.Fatalf("Run: error %v, want ErrTarget saying no answer in 200ms", err)
+	}
+	if h == nil || len(h.Ops) != 10 {
+		t.Fatalf("history %v: want the 10 purchases recorded", h)
 	}
 }
