@@ -98,6 +98,7 @@ func (f *fairLocker) Acquire(ctx context.Context, owner string) (Lease, error) {
 	for {
 		held, wait, err := f.try(ctx, owner)
 		if err != nil {
+			f.leave(ctx, owner)
 			return nil, err
 		}
 		if held {
@@ -110,11 +111,29 @@ func (f *fairLocker) Acquire(ctx context.Context, owner string) (Lease, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+			f.leave(ctx, owner)
 			return nil, context.Cause(ctx)
 		}
 		t.Stop()
 	}
 }
+
+// leave takes a waiter that gives up out of the queue, as Redisson does
+// when a tryLock fails: without it, its place would hold up every waiter
+// behind it until it lapses (five minutes). A client that died does
+// nothing (ErrCrashed): its place stays, as a dead process's would.
+func (f *fairLocker) leave(ctx context.Context, owner string) {
+	if errors.Is(context.Cause(ctx), ErrCrashed) {
+		return
+	}
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+	defer cancel()
+	fairCancel.Run(c, f.env.Redis, []string{f.env.Key + ":queue", f.env.Key + ":timeouts", f.prefix}, owner, fairWait.Milliseconds(), "0")
+}
+
+// leaveTimeout bounds a waiter's leaving the queue: best effort, as
+// Redisson's is; a place that stays lapses in time.
+const leaveTimeout = time.Second
 
 // Close drops the node's subscription.
 func (f *fairLocker) Close() error { return f.ps.Close() }

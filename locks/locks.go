@@ -26,6 +26,10 @@ var (
 	ErrNotObtained = errors.New("locks: not obtained")
 	// ErrNotHeld means a release found the lock not held by its caller.
 	ErrNotHeld = errors.New("locks: not held")
+	// ErrCrashed is the cause a caller's context carries when its client
+	// died: a lock does nothing more on its behalf (a dead process cleans
+	// nothing up). The workload's crash faults wrap it.
+	ErrCrashed = errors.New("locks: client crashed")
 )
 
 // Redis is the part of go-redis the implementations call. *redis.Client

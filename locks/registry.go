@@ -137,7 +137,7 @@ var registry = []Impl{
 		Notes:      "Redisson's RedissonFairLock: the first try of a waiter puts it at the end of a list, its place lapsing five minutes (Redisson's threadWaitTime) after the place ahead unless it tries again; the lock goes to the head of the queue only; a release publishes on the head's own channel (one pattern subscription per node here, waking that waiter alone). The lapse instants come from the calling client's clock, as in Redisson. A release that finds the lock gone is reported as not held; Redisson reports success there. Faults act as on watchdog: a paused node's watchdog stops with it.",
 		Reentrant:  true,
 		DefaultTTL: seedLease,
-		Scripts:    []*redis.Script{fairLock, fairUnlock, watchdogRenew},
+		Scripts:    []*redis.Script{fairLock, fairUnlock, fairCancel, watchdogRenew},
 		New:        newFair,
 	},
 	{

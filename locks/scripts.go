@@ -29,6 +29,7 @@ var (
 	spinUnlock      = script("spin_unlock")
 	fairLock        = script("fair_lock")
 	fairUnlock      = script("fair_unlock")
+	fairCancel      = script("fair_cancel")
 	naiveLock       = script("naive_lock")
 	naiveRenew      = script("naive_renew")
 	naiveUnlock     = script("naive_unlock")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -22,7 +23,9 @@ var (
 	// server and --force was not given.
 	ErrPrefixInUse = errors.New("workload: key prefix already holds keys")
 	// ErrCrashed is the cause a fault gives when it kills a client.
-	ErrCrashed = errors.New("workload: client crashed")
+	// It is locks.ErrCrashed, so that a lock can tell a dead client (which
+	// cleans nothing up) from one that gave up.
+	ErrCrashed = locks.ErrCrashed
 	// ErrMissingServer means a sale was run without a server it needs.
 	ErrMissingServer = errors.New("workload: a server the sale needs is missing")
 	// ErrUnsupported means the backend cannot do what a fault asked (pause
