@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,13 +75,120 @@ const inspect = `(() => {
   return r;
 })()`
 
+// widths are the window widths a report is read at: a phone, a tablet
+// (two columns of charts), a laptop, and the desktop range up to a wide
+// monitor (three).
+var widths = []int{390, 800, 1280, 1400, 1920}
+
+// layout is what the browser test measures of a report's charts at one
+// window width.
+type layout struct {
+	Width  int `json:"width"`
+	Scroll int `json:"scroll"`
+	Charts int `json:"charts"`
+	Texts  int `json:"texts"`
+	// Small, Outside and Overlaps name the texts that are too small to
+	// read, fall outside their chart, or overlap another text of it.
+	Small    []string `json:"small"`
+	Outside  []string `json:"outside"`
+	Overlaps []string `json:"overlaps"`
+}
+
+// measure is the script that reads the layout of every chart on the page:
+// each text's height on screen (its font size times the chart's scale,
+// at least 9 px), that its box lies inside its chart's and overlaps no
+// other text of the chart (legends are texts of their chart too), and
+// how wide the page is (a phone must not scroll it sideways; a wide table
+// or chart scrolls in its own box).
+const measure = `(() => {
+  const shown = e => e.getClientRects().length > 0;
+  const name = t => JSON.stringify(t.textContent.trim().slice(0, 40));
+  const charts = Array.from(document.querySelectorAll("svg.chart")).filter(shown);
+  const small = [], outside = [], overlaps = [];
+  let texts = 0;
+  for (const svg of charts) {
+    const chart = svg.getAttribute("aria-label");
+    const box = svg.getBoundingClientRect();
+    const ts = Array.from(svg.querySelectorAll("text")).filter(t => shown(t) && t.textContent.trim() !== "");
+    const rs = ts.map(t => t.getBoundingClientRect());
+    ts.forEach((t, i) => {
+      texts++;
+      const m = t.getScreenCTM();
+      const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      if (px < 9) {
+        small.push(chart + ": " + name(t) + " is " + px.toFixed(1) + " px high");
+      }
+      const r = rs[i];
+      if (r.left < box.left - 1 || r.top < box.top - 1 || r.right > box.right + 1 || r.bottom > box.bottom + 1) {
+        outside.push(chart + ": " + name(t));
+      }
+      for (let j = 0; j < i; j++) {
+        const q = rs[j];
+        if (Math.min(r.right, q.right) - Math.max(r.left, q.left) > 1 && Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top) > 1) {
+          overlaps.push(chart + ": " + name(t) + " on " + name(ts[j]));
+        }
+      }
+    });
+  }
+  return {width: window.innerWidth, scroll: document.documentElement.scrollWidth, charts: charts.length, texts, small, outside, overlaps};
+})()`
+
+// checkWidths opens the page at path, called name, at each of widths and
+// fails the test where its charts cannot be read: text too small, outside
+// its chart or on another, or a page wider than the window. A screenshot
+// of each width that fails goes to the test's artifact directory (kept
+// with go test -artifacts).
+func checkWidths(ctx context.Context, t *testing.T, b *browsertest.Browser, name, path string) {
+	t.Helper()
+	for _, w := range widths {
+		p := openAt(ctx, t, b, path, browsertest.Viewport{Width: w, Height: 900})
+		var got layout
+		if err := p.Eval(ctx, measure, &got); err != nil {
+			t.Fatal(err)
+		}
+		at := fmt.Sprintf("%s at %d px", name, w)
+		bad := false
+		if got.Width != w || got.Charts == 0 || got.Texts == 0 {
+			t.Errorf("%s: measured a %d px window, %d charts, %d texts", at, got.Width, got.Charts, got.Texts)
+			bad = true
+		}
+		if got.Scroll > w+1 {
+			t.Errorf("%s: the page is %d px wide and scrolls sideways", at, got.Scroll)
+			bad = true
+		}
+		for _, c := range []struct {
+			what string
+			got  []string
+		}{{"too small to read", got.Small}, {"outside their chart", got.Outside}, {"overlapping another text", got.Overlaps}} {
+			if n := len(c.got); n > 0 {
+				t.Errorf("%s: %d of %d texts %s, as\n%s", at, n, got.Texts, c.what, strings.Join(c.got[:min(n, 6)], "\n"))
+				bad = true
+			}
+		}
+		if bad {
+			shot := filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%d.png", strings.ReplaceAll(name, " ", "-"), w))
+			var png bytes.Buffer
+			if err := p.Screenshot(ctx, &png, 0); err == nil && os.WriteFile(shot, png.Bytes(), 0o644) == nil {
+				t.Logf("%s: screenshot %s", at, shot)
+			}
+		}
+		if err := p.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestReportInBrowser runs a small sale with --out, opens its report.html
 // in headless Chromium from file:// and checks the rendered page: the
 // verdict table, one chart of each kind per implementation, a lock-holder
 // timeline for the implementation that broke mutual exclusion, the links
 // to porcupine's views, the page's script, no console error and no request
 // beyond the page itself. Then the same for `lockbench report` comparing
-// two results. With -screenshot it rewrites the README's picture.
+// two results. Then it reads the report, the comparison and the report of
+// a run with faults at a phone's width, a tablet's and a desktop's, up to
+// 1920 px: every chart's text readable, inside its chart and clear of the
+// others, and no page wider than its window. With -screenshot it rewrites
+// the README's picture.
 func TestReportInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a sale and a browser")
@@ -165,17 +273,50 @@ func TestReportInBrowser(t *testing.T) {
 	if want := "FAIL (2 of 2 results) · lockbench comparison"; got.Compare != len(impls) || got.Title != want {
 		t.Errorf("comparison lists %d implementations under %q, want %d under %q", got.Compare, got.Title, len(impls), want)
 	}
+
+	// Read at a phone's width and across the desktop's: this run's report,
+	// the comparison, and a run with faults, whose labels share the sales
+	// chart with the first illegal segment's (a latency fault from the
+	// start, where the unguarded sale goes wrong, and a cut link later).
+	faulted := filepath.Join(t.TempDir(), "run2")
+	code, _, errOut = lockbench(t, "--impl=none,local", "--clients=300", "--stock=100", "--ramp=300ms", "--workers=20", "--out="+faulted, "--seed=5",
+		"--faults=latency:delay=2ms:jitter=1ms:for=150ms,cut-link:for=60ms")
+	if code != exitFail {
+		t.Fatalf("faulted run: exit %d, want %d: %s", code, exitFail, errOut)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	p = open(ctx, t, b, filepath.Join(faulted, "report.html"))
+	var labels struct {
+		Faults  int `json:"faults"`
+		Illegal int `json:"illegal"`
+	}
+	if err := p.Eval(ctx, `({faults: document.querySelectorAll("svg.chart.sales text.faultlabel").length, illegal: document.querySelectorAll("svg.chart.sales text.illegallabel").length})`, &labels); err != nil {
+		t.Fatal(err)
+	}
+	if labels.Faults < 2 || labels.Illegal < 1 {
+		t.Errorf("the faulted run's sales charts have %d fault labels and %d first illegal labels, want 2 and 1 at least", labels.Faults, labels.Illegal)
+	}
+	checkWidths(ctx, t, b, "report", filepath.Join(dir, "report.html"))
+	checkWidths(ctx, t, b, "comparison", cmp)
+	checkWidths(ctx, t, b, "faulted report", filepath.Join(faulted, "report.html"))
 }
 
 // open loads path in a new tab and fails the test on any console error,
 // exception or failed load, or on a request for anything but a local file.
 func open(ctx context.Context, t *testing.T, b *browsertest.Browser, path string) *browsertest.Page {
 	t.Helper()
+	return openAt(ctx, t, b, path, browsertest.Viewport{Width: 1280, Height: 900})
+}
+
+// openAt is open in a window of the size vp.
+func openAt(ctx context.Context, t *testing.T, b *browsertest.Browser, path string, vp browsertest.Viewport) *browsertest.Page {
+	t.Helper()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.Open(ctx, "file://"+abs, browsertest.Viewport{Width: 1280, Height: 900})
+	p, err := b.Open(ctx, "file://"+abs, vp)
 	if err != nil {
 		t.Fatal(err)
 	}

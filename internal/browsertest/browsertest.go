@@ -268,7 +268,9 @@ func (b *Browser) Close() error {
 // Page is one tab showing a loaded page.
 type Page struct {
 	b       *Browser
+	target  string
 	session string
+	closed  bool
 	// from is where this page's events begin in the browser's log.
 	from int
 }
@@ -291,7 +293,7 @@ func (b *Browser) Open(ctx context.Context, url string, vp Viewport) (*Page, err
 	if err := b.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached); err != nil {
 		return nil, err
 	}
-	p := &Page{b: b, session: attached.SessionID}
+	p := &Page{b: b, target: target.TargetID, session: attached.SessionID}
 	for _, m := range []string{"Runtime.enable", "Log.enable", "Page.enable", "Network.enable"} {
 		if err := b.call(ctx, p.session, m, nil, nil); err != nil {
 			return nil, err
@@ -328,6 +330,22 @@ func (b *Browser) Open(ctx context.Context, url string, vp Viewport) (*Page, err
 			return nil, fmt.Errorf("loading %s: %w", url, ctx.Err())
 		}
 	}
+}
+
+// Close closes the page's tab: a test that opens a page at many window
+// sizes need not keep every renderer alive until the browser quits.
+func (p *Page) Close(ctx context.Context) error {
+	p.closed = true
+	return p.b.call(ctx, "", "Target.closeTarget", map[string]any{"targetId": p.target}, nil)
+}
+
+// call sends a command to the page; Chromium does not answer one sent to
+// a closed tab's session, so that fails here.
+func (p *Page) call(ctx context.Context, method string, params, out any) error {
+	if p.closed {
+		return fmt.Errorf("%s: the page is closed", method)
+	}
+	return p.b.call(ctx, p.session, method, params, out)
 }
 
 // Event is a DevTools event the page raised.
@@ -437,7 +455,7 @@ func (p *Page) Eval(ctx context.Context, expr string, out any) error {
 			Text string `json:"text"`
 		} `json:"exceptionDetails"`
 	}
-	if err := p.b.call(ctx, p.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res); err != nil {
+	if err := p.call(ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res); err != nil {
 		return err
 	}
 	if res.Exception != nil {
@@ -465,7 +483,7 @@ func (p *Page) Screenshot(ctx context.Context, w io.Writer, height int) error {
 	var shot struct {
 		Data string `json:"data"`
 	}
-	if err := p.b.call(ctx, p.session, "Page.captureScreenshot", map[string]any{
+	if err := p.call(ctx, "Page.captureScreenshot", map[string]any{
 		"format": "png", "captureBeyondViewport": true,
 		"clip": map[string]any{"x": 0, "y": 0, "width": size.Width, "height": height, "scale": 1},
 	}, &shot); err != nil {

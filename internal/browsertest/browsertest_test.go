@@ -62,4 +62,10 @@ func TestCatchesWhatGoesWrong(t *testing.T) {
 	if !bytes.HasPrefix(shot.Bytes(), []byte("\x89PNG\r\n\x1a\n")) {
 		t.Errorf("screenshot is not a PNG (%d bytes)", shot.Len())
 	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Eval(ctx, "1", &text); err == nil {
+		t.Errorf("eval in a closed page succeeded")
+	}
 }

@@ -21,19 +21,76 @@ import (
 // structure can be golden-tested. Every text that comes from a result
 // goes through esc.
 
-// Chart geometry, in SVG user units (the charts scale to their box).
+// Chart geometry, in SVG user units. The charts scale to their box, and
+// the page lays them out so that their box is about as many CSS pixels
+// wide as their viewBox (the grid gives each of an implementation's three
+// charts a column from about 340 px on a phone to 520 px on a wide
+// monitor; report.css): a unit reads as about a pixel, and text of
+// fontSize units as text of about fontSize pixels, never below 9.
 const (
-	chartW       = 560
-	chartH       = 250
-	marginL      = 58
-	marginR      = 14
-	marginT      = 26
-	marginB      = 38
+	chartW       = 400 // an implementation's charts
+	plotH        = 160 // their plots' height
+	marginR      = 12
+	padT         = 6  // above the legends and labels over a plot
+	gapT         = 4  // between them and the plot
+	tickB        = 22 // below a plot: its time or percentile ticks
+	titleB       = 16 // and under those, an axis title
 	timelineRows = 14 // lock holders drawn around one violation
 	rowH         = 18
-	labelW       = 132 // lane labels of the lock-holder timeline
 	timelineW    = 900 // the timeline is as wide as a wide figure
+	overviewW    = 720
+	barH         = 20 // a row of the overview
 )
+
+// Text sizes, in user units, that the layout reserves room for.
+const (
+	fontSize = 11
+	lineH    = 15 // a row of text: the glyphs' box, 1.17 em, and a gap
+	labelGap = 8  // between two labels on a row
+	maxRows  = 3  // of fault labels over a plot; more are left to hover
+)
+
+// textWidth estimates the width of s drawn at fontSize in a sans-serif
+// font, by classes of letters, erring wide: 2-5% wider than Chromium draws
+// DejaVu Sans, the widest of the usual fallbacks. It keeps labels inside
+// their chart and apart, which the browser test checks on real boxes.
+func textWidth(s string, bold bool) float64 {
+	var em float64
+	for _, r := range s {
+		switch {
+		case strings.ContainsRune(" .,:;'!|", r):
+			em += 0.34
+		case strings.ContainsRune("ijlft()[]-/·", r):
+			em += 0.40
+		case r == 'r':
+			em += 0.44
+		case strings.ContainsRune("mw%#@MW", r):
+			em += 1.0
+		case r >= 'A' && r <= 'Z':
+			em += 0.76
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'z', r == 'µ':
+			em += 0.65
+		default:
+			em += 0.8
+		}
+	}
+	if bold {
+		em *= 1.1
+	}
+	return em * fontSize
+}
+
+// fit shortens s with an ellipsis until it is at most w wide.
+func fit(s string, w float64, bold bool) string {
+	if textWidth(s, bold) <= w {
+		return s
+	}
+	rs := []rune(s)
+	for len(rs) > 1 && textWidth(string(rs)+"…", bold) > w {
+		rs = rs[:len(rs)-1]
+	}
+	return string(rs) + "…"
+}
 
 // palette colours series, nodes and sources; colour-blind safe (Okabe-Ito).
 var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
@@ -48,10 +105,11 @@ type svg struct{ strings.Builder }
 func (b *svg) f(format string, args ...any) { fmt.Fprintf(&b.Builder, format, args...) }
 
 // open starts a chart with its accessible title and a class naming its
-// kind, which the browser test counts.
+// kind, which the browser test counts. Its text is fontSize units high,
+// the size its layout leaves room for.
 func (b *svg) open(kind, title string, w, h float64) {
-	b.f(`<svg class="chart %s" viewBox="0 0 %s %s" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg"><title>%s</title>`,
-		kind, num(w), num(h), esc(title), esc(title))
+	b.f(`<svg class="chart %s" viewBox="0 0 %s %s" font-size="%d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg"><title>%s</title>`,
+		kind, num(w), num(h), fontSize, esc(title), esc(title))
 }
 
 // html closes the chart and returns it as markup for the template.
@@ -67,6 +125,221 @@ func esc(s string) string { return html.EscapeString(s) }
 // num formats a coordinate with at most one decimal.
 func num(x float64) string {
 	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
+}
+
+// tick is a mark on an axis: where, in the axis' units, and what it reads.
+type tick struct {
+	at    float64
+	label string
+}
+
+// leftMargin is the room left of a plot for the labels of ticks, and for
+// a rotated axis title when titled.
+func leftMargin(ticks []tick, titled bool) float64 {
+	w := 0.0
+	for _, t := range ticks {
+		w = max(w, textWidth(t.label, false))
+	}
+	if titled {
+		w += 16
+	}
+	return math.Ceil(w + 10)
+}
+
+// yTicks draws a grid line at each of ticks and its label left of the
+// plot, leaving out a label too near the last one drawn.
+func yTicks(b *svg, ticks []tick, y func(float64) float64, left, right float64) {
+	last := math.Inf(1)
+	for _, t := range ticks {
+		yy := y(t.at)
+		b.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(left), num(yy), num(right), num(yy))
+		if math.Abs(last-yy) < lineH {
+			continue
+		}
+		b.f(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, num(left-5), num(yy+4), esc(t.label))
+		last = yy
+	}
+}
+
+// yTitle draws a vertical axis' title, rotated, left of its tick labels.
+func yTitle(b *svg, title string, middle float64) {
+	b.f(`<text class="axis" x="12" y="%s" transform="rotate(-90 12 %s)" text-anchor="middle">%s</text>`, num(middle), num(middle), esc(title))
+}
+
+// xTicks draws the labels of ticks under a plot whose bottom is at
+// bottom: each centred on its tick, or moved to stay between lo and hi,
+// and left out where it would come near the last one drawn.
+func xTicks(b *svg, ticks []tick, x func(float64) float64, bottom, lo, hi float64) {
+	end := math.Inf(-1)
+	for _, t := range ticks {
+		xx, w := x(t.at), textWidth(t.label, false)
+		x0, at, anchor := xx-w/2, xx, "middle"
+		switch {
+		case x0 < lo:
+			x0, at, anchor = lo, lo, "start"
+		case xx+w/2 > hi:
+			x0, at, anchor = hi-w, hi, "end"
+		}
+		if x0 < end+labelGap {
+			continue
+		}
+		end = x0 + w
+		b.f(`<text class="tick" x="%s" y="%s" text-anchor="%s">%s</text>`, num(at), num(bottom+15), anchor, esc(t.label))
+	}
+}
+
+// timeScale maps instants of s onto left…right.
+func timeScale(s span, left, right float64) func(int64) float64 {
+	if s.to <= s.from {
+		s.to = s.from + 1
+	}
+	return func(t int64) float64 { return left + float64(t-s.from)/float64(s.to-s.from)*(right-left) }
+}
+
+// timeTicks chooses the ticks of a time axis over s drawn w wide: six
+// steps of a round length, or fewer when their labels would not stand
+// apart.
+func timeTicks(s span, w float64) []tick {
+	d := float64(max(s.to-s.from, 1))
+	for n := 6; ; n-- {
+		step := niceStep(d / float64(n))
+		var ts []tick
+		widest := 0.0
+		for t := math.Ceil(float64(s.from)/step) * step; t <= float64(s.to)+1; t += step {
+			l := formatInstant(int64(t), step)
+			ts = append(ts, tick{t, l})
+			widest = max(widest, textWidth(l, false))
+		}
+		if n <= 2 || widest+labelGap <= step/d*w {
+			return ts
+		}
+	}
+}
+
+// timeAxis draws the ticks of a time axis over s, mapped by x, under a
+// plot whose bottom is at bottom; its labels stay left of hi.
+func timeAxis(b *svg, s span, x func(int64) float64, bottom, hi float64) {
+	left, right := x(s.from), x(s.to)
+	ticks := timeTicks(s, right-left)
+	for _, t := range ticks {
+		xx := x(int64(t.at))
+		b.f(`<line class="tickmark" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(xx), num(bottom), num(xx), num(bottom+4))
+	}
+	xTicks(b, ticks, func(v float64) float64 { return x(int64(v)) }, bottom, left, hi)
+}
+
+// legendItem is an entry of a chart's key: a swatch and a name. The
+// swatch is coloured by fill, or by CSS through class; bar makes it a
+// block rather than a line.
+type legendItem struct {
+	name, fill, class string
+	bar               bool
+}
+
+// legend is a chart's key, over the plot rather than on it: its entries
+// left to right, on as many rows as they need.
+type legend struct {
+	items []legendItem
+	xs    []float64
+	row   []int
+	rows  int
+}
+
+// newLegend lays items out from lo, wrapping before hi.
+func newLegend(items []legendItem, lo, hi float64) legend {
+	l := legend{items: items}
+	x, row := lo, 0
+	for i := range l.items {
+		it := &l.items[i]
+		it.name = fit(it.name, hi-lo-16, false)
+		w := 16 + textWidth(it.name, false)
+		if x > lo && x+w > hi {
+			x, row = lo, row+1
+		}
+		l.xs, l.row = append(l.xs, x), append(l.row, row)
+		x += w + 14
+		l.rows = row + 1
+	}
+	return l
+}
+
+// draw writes the legend, its first row's top at top.
+func (l legend) draw(b *svg, top float64) {
+	for i, it := range l.items {
+		y := top + float64(l.row[i])*lineH
+		h := 4.0
+		if it.bar {
+			h = 9
+		}
+		attr := `fill="` + it.fill + `"`
+		if it.class != "" {
+			attr = `class="key ` + it.class + `"`
+		}
+		b.f(`<rect %s x="%s" y="%s" width="12" height="%s"/><text class="legend" x="%s" y="%s">%s</text>`,
+			attr, num(l.xs[i]), num(y+8-h/2), num(h), num(l.xs[i]+16), num(y+11.5), esc(it.name))
+	}
+}
+
+// band places the labels of marks on a time axis (faults, the first
+// illegal segment, an overlap) in rows over the plot, each at its mark's
+// x and on the lowest row where it keeps clear of the others, so that two
+// labels never share a place; a label that finds no room on maxRows is
+// left out, its mark keeping its description on hover.
+type band struct {
+	lo, hi float64
+	max    int
+	taken  [][][2]float64 // per row, the spans of its labels
+	labels []bandLabel
+}
+
+// bandLabel is a label placed in a band.
+type bandLabel struct {
+	x           float64
+	row         int
+	text, class string
+}
+
+// add places text, drawn bold, from at (or left of it, to stay before hi).
+func (bd *band) add(at float64, text, class string) {
+	text = fit(text, bd.hi-bd.lo, true)
+	w := textWidth(text, true)
+	x := max(min(at, bd.hi-w), bd.lo)
+	for r := 0; r < bd.max; r++ {
+		if r == len(bd.taken) {
+			bd.taken = append(bd.taken, nil)
+		}
+		free := true
+		for _, sp := range bd.taken[r] {
+			if x < sp[1]+labelGap && sp[0] < x+w+labelGap {
+				free = false
+				break
+			}
+		}
+		if free {
+			bd.taken[r] = append(bd.taken[r], [2]float64{x, x + w})
+			bd.labels = append(bd.labels, bandLabel{x: x, row: r, text: text, class: class})
+			return
+		}
+	}
+}
+
+// rows is how many rows the band takes.
+func (bd *band) rows() int { return len(bd.taken) }
+
+// draw writes the labels, the band's first row right over bottom.
+func (bd *band) draw(b *svg, bottom float64) {
+	for _, l := range bd.labels {
+		b.f(`<text class="%s" x="%s" y="%s">%s</text>`, l.class, num(l.x), num(bottom-float64(l.row+1)*lineH+11.5), esc(l.text))
+	}
+}
+
+// emptyChart is a chart of kind with nothing to draw but a message.
+func emptyChart(kind, title, msg string) template.HTML {
+	var b svg
+	h := float64(padT + plotH + tickB)
+	b.open(kind, title, chartW, h)
+	b.f(`<text class="empty" x="%d" y="%s" text-anchor="middle">%s</text>`, chartW/2, num(h/2), esc(msg))
+	return b.html()
 }
 
 // series is one line of a latency spectrum chart.
@@ -89,10 +362,8 @@ func spectrumX(p float64) float64 {
 // spectrumChart draws latency percentile spectra on log-log axes, as
 // HdrHistogram's plotter does: the tail is as legible as the median.
 func spectrumChart(title string, ss []series) template.HTML {
-	var b svg
-	b.open("spectrum", title, chartW, chartH)
 	xmax, lo, hi := 2.0, math.Inf(1), math.Inf(-1)
-	drawn := 0
+	var items []legendItem
 	for _, s := range ss {
 		for _, p := range s.points {
 			if x := spectrumX(p.Percentile); !math.IsInf(x, 1) {
@@ -102,60 +373,54 @@ func spectrumChart(title string, ss []series) template.HTML {
 			lo, hi = min(lo, v), max(hi, v)
 		}
 		if len(s.points) > 0 {
-			drawn++
+			items = append(items, legendItem{name: s.name, fill: s.colour})
 		}
 	}
-	if drawn == 0 {
-		b.f(`<text class="empty" x="%d" y="%d" text-anchor="middle">no latency recorded</text>`, chartW/2, chartH/2)
-		return b.html()
+	if len(items) == 0 {
+		return emptyChart("spectrum", title, "no latency recorded")
 	}
 	ylo, yhi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if yhi <= ylo {
 		yhi = ylo + 1
 	}
-	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
-	px := func(p float64) float64 {
-		x := min(spectrumX(p), xmax)
-		return marginL + x/xmax*pw
+	var yt []tick
+	for k := ylo; k <= yhi; k++ {
+		yt = append(yt, tick{k, decadeLabel(int(k))})
 	}
-	py := func(us int64) float64 {
-		return marginT + ph - (math.Log10(float64(max(us, 1)))-ylo)/(yhi-ylo)*ph
-	}
+	left, right := leftMargin(yt, false), float64(chartW-marginR)
+	lg := newLegend(items, left, chartW-4)
+	top := float64(padT + lg.rows*lineH + gapT)
+	bottom := top + plotH
+	var b svg
+	b.open("spectrum", title, chartW, bottom+tickB+titleB)
+	lg.draw(&b, padT)
+	pw := right - left
+	px := func(k float64) float64 { return left + min(k, xmax)/xmax*pw }
+	py := func(k float64) float64 { return bottom - (k-ylo)/(yhi-ylo)*plotH }
 	// Axes and grid: a line per decade of latency, a tick per nine of
 	// percentile.
-	for k := ylo; k <= yhi; k++ {
-		y := marginT + ph - (k-ylo)/(yhi-ylo)*ph
-		b.f(`<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, marginL, num(y), chartW-marginR, num(y))
-		b.f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-4, num(y+4), decadeLabel(int(k)))
-	}
+	yTicks(&b, yt, py, left, right)
+	var xt []tick
 	for k := 0.0; k <= xmax; k++ {
-		x := marginL + k/xmax*pw
-		b.f(`<line class="grid" x1="%s" y1="%d" x2="%s" y2="%s"/>`, num(x), marginT, num(x), num(marginT+ph))
-		anchor := "middle"
-		if k == xmax {
-			anchor = "end" // the last tick stays inside the chart
-		}
-		b.f(`<text class="tick" x="%s" y="%s" text-anchor="%s">%s</text>`, num(x), num(marginT+ph+14), anchor, nines(int(k)))
+		b.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(px(k)), num(top), num(px(k)), num(bottom))
+		xt = append(xt, tick{k, nines(int(k))})
 	}
-	b.f(`<text class="axis" x="%s" y="%d" text-anchor="middle">percentile</text>`, num(marginL+pw/2), chartH-4)
-	for i, s := range ss {
+	xTicks(&b, xt, px, bottom, left, chartW-2)
+	b.f(`<text class="axis" x="%s" y="%s" text-anchor="middle">percentile</text>`, num(left+pw/2), num(bottom+tickB+titleB-5))
+	for _, s := range ss {
 		if len(s.points) == 0 {
 			continue
 		}
 		var pts []string
 		for _, p := range s.points {
-			pts = append(pts, num(px(p.Percentile))+","+num(py(p.ValueUS)))
+			pts = append(pts, num(px(spectrumX(p.Percentile)))+","+num(py(math.Log10(float64(max(p.ValueUS, 1))))))
 		}
 		b.f(`<polyline class="line" fill="none" stroke="%s" stroke-width="2" points="%s"/>`, s.colour, strings.Join(pts, " "))
 		for _, p := range s.points {
 			b.f(`<circle cx="%s" cy="%s" r="2.5" fill="%s"><title>%s p%s: %s</title></circle>`,
-				num(px(p.Percentile)), num(py(p.ValueUS)), s.colour, esc(s.name),
+				num(px(spectrumX(p.Percentile))), num(py(math.Log10(float64(max(p.ValueUS, 1))))), s.colour, esc(s.name),
 				strconv.FormatFloat(p.Percentile, 'f', -1, 64), reports.FormatMicros(p.ValueUS))
 		}
-		// The legend, top left, where a spectrum starts low.
-		ly := marginT + 4 + float64(i)*16
-		b.f(`<rect x="%d" y="%s" width="12" height="4" fill="%s"/><text class="legend" x="%d" y="%s">%s</text>`,
-			marginL+8, num(ly), s.colour, marginL+24, num(ly+6), esc(s.name))
 	}
 	return b.html()
 }
@@ -185,24 +450,6 @@ func nines(k int) string {
 
 // span is a stretch of a run drawn on a time axis, in ns since its start.
 type span struct{ from, to int64 }
-
-// timeAxis maps a span of the run onto the plot's width and draws its
-// ticks; it returns the mapping.
-func timeAxis(b *svg, s span, left, right, bottom float64) func(int64) float64 {
-	if s.to <= s.from {
-		s.to = s.from + 1
-	}
-	w := right - left
-	x := func(t int64) float64 { return left + float64(t-s.from)/float64(s.to-s.from)*w }
-	step := niceStep(float64(s.to-s.from) / 6)
-	first := math.Ceil(float64(s.from)/step) * step
-	for t := first; t <= float64(s.to)+1; t += step {
-		xx := x(int64(t))
-		b.f(`<line class="tickmark" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(xx), num(bottom), num(xx), num(bottom+4))
-		b.f(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, num(xx), num(bottom+15), formatInstant(int64(t), step))
-	}
-	return x
-}
 
 // niceStep rounds x up to 1, 2 or 5 times a power of ten.
 func niceStep(x float64) float64 {
@@ -266,9 +513,10 @@ func faultEnd(f history.Fault, end int64) int64 {
 }
 
 // shadeFaults shades each fault window over the plot, as Jepsen's
-// performance graphs do, labelled at the top and described on hover.
+// performance graphs do, described on hover; labelFaults names them over
+// the plot.
 func shadeFaults(b *svg, faults []history.Fault, s span, x func(int64) float64, top, bottom float64) {
-	for i, f := range faults {
+	for _, f := range faults {
 		from, to := max(f.Start, s.from), min(faultEnd(f, s.to), s.to)
 		if to < from {
 			continue
@@ -281,7 +529,17 @@ func shadeFaults(b *svg, faults []history.Fault, s span, x func(int64) float64, 
 		b.f(`<rect class="fault" x="%s" y="%s" width="%s" height="%s"><title>fault: %s, %s–%s</title></rect>`,
 			num(x0), num(top), num(max(x1-x0, 1.5)), num(bottom-top), esc(desc),
 			formatAt(f.Start), formatAt(faultEnd(f, s.to)))
-		b.f(`<text class="faultlabel" x="%s" y="%s">%s</text>`, num(x0+2), num(top+10+float64(i%3)*11), esc(faultLabel(f)))
+	}
+}
+
+// labelFaults names each fault that shows in s in the band bd, at the
+// left edge of its window.
+func labelFaults(bd *band, faults []history.Fault, s span, x func(int64) float64) {
+	for _, f := range faults {
+		from, to := max(f.Start, s.from), min(faultEnd(f, s.to), s.to)
+		if to >= from {
+			bd.add(x(from)+2, faultLabel(f), "faultlabel")
+		}
 	}
 }
 
@@ -318,24 +576,32 @@ func sharedAxes(runs []reports.Run) axes {
 // p50 and p99 per bucket on a log axis, with the fault windows shaded: the
 // chart that shows what a fault does, and how long its effect lasts.
 func latencyChart(title string, r *reports.Run, a axes) template.HTML {
-	var b svg
-	b.open("latency", title, chartW, chartH)
 	if len(r.Sales.P99MS) == 0 || a.end <= 0 {
-		b.f(`<text class="empty" x="%d" y="%d" text-anchor="middle">no latency recorded</text>`, chartW/2, chartH/2)
-		return b.html()
+		return emptyChart("latency", title, "no latency recorded")
 	}
-	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
-	bottom := marginT + ph
 	lo, hi := math.Log10(a.lowMS), math.Log10(a.hiMS)
-	y := func(ms float64) float64 { return bottom - (math.Log10(ms)-lo)/(hi-lo)*ph }
+	var yt []tick
 	for k := lo; k <= hi+1e-9; k++ {
 		v := math.Pow(10, k)
-		b.f(`<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, marginL, num(y(v)), chartW-marginR, num(y(v)))
-		b.f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-4, num(y(v)+4), reports.FormatMicros(int64(v*1000)))
+		yt = append(yt, tick{v, reports.FormatMicros(int64(v * 1000))})
 	}
-	b.f(`<text class="axis" x="12" y="%s" transform="rotate(-90 12 %s)" text-anchor="middle">latency</text>`, num(marginT+ph/2), num(marginT+ph/2))
-	x := timeAxis(&b, span{0, a.end}, marginL, marginL+pw, bottom)
-	shadeFaults(&b, r.Faults, span{0, a.end}, x, marginT, bottom)
+	left, right := leftMargin(yt, true), float64(chartW-marginR)
+	s := span{0, a.end}
+	x := timeScale(s, left, right)
+	lg := newLegend([]legendItem{{name: "p50", class: "p50"}, {name: "p99", class: "p99"}}, left, chartW-4)
+	faults := band{lo: left, hi: chartW - 4, max: maxRows}
+	labelFaults(&faults, r.Faults, s, x)
+	top := float64(padT + (lg.rows+faults.rows())*lineH + gapT)
+	bottom := top + plotH
+	var b svg
+	b.open("latency", title, chartW, bottom+tickB)
+	lg.draw(&b, padT)
+	faults.draw(&b, top-gapT)
+	y := func(ms float64) float64 { return bottom - (math.Log10(ms)-lo)/(hi-lo)*plotH }
+	yTicks(&b, yt, y, left, right)
+	yTitle(&b, "latency", top+plotH/2)
+	timeAxis(&b, s, x, bottom, chartW-2)
+	shadeFaults(&b, r.Faults, s, x, top, bottom)
 	width := r.Sales.BucketMS * 1e6
 	for _, line := range []struct {
 		name, class string
@@ -357,39 +623,51 @@ func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 }
 
 // salesChart draws units sold per second over the run (on the report's
-// shared time axis a), with the fault
-// windows shaded, the first illegal segment outlined and each named lock
-// overlap marked on the time axis.
+// shared time axis a), with the fault windows shaded, the first illegal
+// segment outlined and each named lock overlap marked on the time axis.
+// The labels of the faults and of the first illegal segment sit over the
+// plot, the segment's on a row of its own.
 func salesChart(title string, r *reports.Run, a axes) template.HTML {
-	var b svg
-	b.open("sales", title, chartW, chartH)
 	bucket := max(r.Sales.BucketMS, 1)
 	end := int64(math.Round(r.DurationMS * 1e6))
 	end = max(end, int64(len(r.Sales.Sold))*bucket*1e6, a.end)
 	if end <= 0 {
-		b.f(`<text class="empty" x="%d" y="%d" text-anchor="middle">no sales recorded</text>`, chartW/2, chartH/2)
-		return b.html()
+		return emptyChart("sales", title, "no sales recorded")
 	}
-	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
-	bottom := marginT + ph
 	var peak float64
 	for _, n := range r.Sales.Sold {
 		peak = max(peak, float64(n)*1000/float64(bucket))
 	}
 	ymax := niceStep(max(peak, 1) / 4)
 	ymax = math.Ceil(max(peak, 1)/ymax) * ymax
-	y := func(v float64) float64 { return bottom - v/ymax*ph }
+	var yt []tick
 	for v := 0.0; v <= ymax+1e-9; v += ymax / 4 {
-		b.f(`<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, marginL, num(y(v)), chartW-marginR, num(y(v)))
-		b.f(`<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, marginL-4, num(y(v)+4), strconv.FormatFloat(v, 'f', -1, 64))
+		yt = append(yt, tick{v, strconv.FormatFloat(v, 'f', -1, 64)})
 	}
-	b.f(`<text class="axis" x="12" y="%s" transform="rotate(-90 12 %s)" text-anchor="middle">sales/s</text>`, num(marginT+ph/2), num(marginT+ph/2))
-	x := timeAxis(&b, span{0, end}, marginL, marginL+pw, bottom)
-	shadeFaults(&b, r.Faults, span{0, end}, x, marginT, bottom)
+	left, right := leftMargin(yt, true), float64(chartW-marginR)
+	s := span{0, end}
+	x := timeScale(s, left, right)
+	illegal := band{lo: left, hi: chartW - 4, max: 1}
+	if w := r.FirstIllegal; w != nil {
+		illegal.add(x(w.From)+2, "first illegal", "illegallabel")
+	}
+	faults := band{lo: left, hi: chartW - 4, max: maxRows}
+	labelFaults(&faults, r.Faults, s, x)
+	top := float64(padT + (illegal.rows()+faults.rows())*lineH + gapT)
+	bottom := top + plotH
+	var b svg
+	b.open("sales", title, chartW, bottom+tickB)
+	illegal.draw(&b, top-gapT-float64(faults.rows()*lineH))
+	faults.draw(&b, top-gapT)
+	y := func(v float64) float64 { return bottom - v/ymax*plotH }
+	yTicks(&b, yt, y, left, right)
+	yTitle(&b, "sales/s", top+plotH/2)
+	timeAxis(&b, s, x, bottom, chartW-2)
+	shadeFaults(&b, r.Faults, s, x, top, bottom)
 	if w := r.FirstIllegal; w != nil {
 		x0, x1 := x(w.From), x(w.To)
-		b.f(`<rect class="illegal" x="%s" y="%d" width="%s" height="%s"><title>first illegal segment %s–%s</title></rect>`,
-			num(x0), marginT, num(max(x1-x0, 2)), num(ph), formatAt(w.From), formatAt(w.To))
+		b.f(`<rect class="illegal" x="%s" y="%s" width="%s" height="%s"><title>first illegal segment %s–%s</title></rect>`,
+			num(x0), num(top), num(max(x1-x0, 2)), num(plotH), formatAt(w.From), formatAt(w.To))
 	}
 	for i, n := range r.Sales.Sold {
 		if n == 0 {
@@ -402,22 +680,12 @@ func salesChart(title string, r *reports.Run, a axes) template.HTML {
 			num(x0), num(y(v)), num(max(x1-x0-0.5, 0.8)), num(bottom-y(v)),
 			formatAt(t0), formatAt(t0+bucket*1e6), n)
 	}
-	if w := r.FirstIllegal; w != nil {
-		// The label sits inside the segment's right edge, or right of its
-		// left edge when the segment starts too near the axis; over the bars.
-		x0, x1 := x(w.From), x(w.To)
-		if lx := min(x1, marginL+pw) - 2; lx-marginL > 70 {
-			b.f(`<text class="illegallabel" x="%s" y="%s" text-anchor="end">first illegal</text>`, num(lx), num(marginT+10))
-		} else {
-			b.f(`<text class="illegallabel" x="%s" y="%s">first illegal</text>`, num(x0+3), num(marginT+10))
-		}
-	}
 	for _, p := range r.Lock.Pairs {
 		xx := x(p.B.From)
 		b.f(`<path class="overlapmark" d="M%s %s l-4 7 h8 z"><title>lock overlap: client %d entered at %s while client %d held the lock</title></path>`,
 			num(xx), num(bottom), p.B.Client, formatAt(p.B.From), p.A.Client)
 	}
-	b.f(`<line class="axisline" x1="%d" y1="%s" x2="%d" y2="%s"/>`, marginL, num(bottom), chartW-marginR, num(bottom))
+	b.f(`<line class="axisline" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(left), num(bottom), num(right), num(bottom))
 	return b.html()
 }
 
@@ -524,31 +792,41 @@ func timelineChart(title string, p checker.Overlap, h *history.History, faults [
 	if h != nil {
 		hs, left = holdersAround(h, p, s)
 	}
-	top := float64(marginT)
-	height := top + float64(len(hs))*rowH + 30
-	var b svg
-	b.open("timeline", title, timelineW, height)
-	bottom := top + float64(len(hs))*rowH
-	x := timeAxis(&b, s, labelW, timelineW-marginR, bottom)
-	shadeFaults(&b, faults, s, x, top-14, bottom)
+	labels := make([]string, len(hs))
+	lw := 60.0 // the lane labels' column
+	for i, hd := range hs {
+		labels[i] = fmt.Sprintf("client %d", hd.client)
+		if hd.attempt > 0 {
+			labels[i] += fmt.Sprintf("#%d", hd.attempt)
+		}
+		labels[i] += fmt.Sprintf(" · node %d", hd.node)
+		lw = max(lw, math.Ceil(textWidth(labels[i], false)+12))
+	}
+	x := timeScale(s, lw, timelineW-marginR)
 	ov0, ov1 := x(p.B.From), x(min(p.A.To, p.B.To))
+	overlap := band{lo: lw, hi: timelineW - 4, max: 1}
+	overlap.add(ov0+3, "overlap "+reports.FormatMicros((p.Duration+500)/1000), "overlaplabel")
+	fb := band{lo: lw, hi: timelineW - 4, max: maxRows}
+	labelFaults(&fb, faults, s, x)
+	top := float64(padT + (fb.rows()+overlap.rows())*lineH + gapT)
+	bottom := top + float64(len(hs))*rowH
+	var b svg
+	b.open("timeline", title, timelineW, bottom+tickB)
+	fb.draw(&b, top-gapT-float64(overlap.rows()*lineH))
+	overlap.draw(&b, top-gapT)
+	timeAxis(&b, s, x, bottom, timelineW-2)
+	shadeFaults(&b, faults, s, x, top-gapT, bottom)
 	b.f(`<rect class="overlap" x="%s" y="%s" width="%s" height="%s"><title>overlap: both held the lock for %s</title></rect>`,
-		num(ov0), num(top-4), num(max(ov1-ov0, 2)), num(bottom-top+4), reports.FormatMicros((p.Duration+500)/1000))
-	b.f(`<text class="overlaplabel" x="%s" y="%s">overlap %s</text>`, num(ov0+3), num(top-6), reports.FormatMicros((p.Duration+500)/1000))
+		num(ov0), num(top-gapT), num(max(ov1-ov0, 2)), num(bottom-top+gapT), reports.FormatMicros((p.Duration+500)/1000))
 	for i, hd := range hs {
 		yy := top + float64(i)*rowH
 		cls := "hold"
 		if hd.inA || hd.inB {
 			cls += " pair"
 		}
-		label := fmt.Sprintf("client %d", hd.client)
-		if hd.attempt > 0 {
-			label += fmt.Sprintf("#%d", hd.attempt)
-		}
-		label += fmt.Sprintf(" · node %d", hd.node)
-		b.f(`<text class="lane" x="%d" y="%s" text-anchor="end">%s</text>`, labelW-6, num(yy+12), esc(label))
+		b.f(`<text class="lane" x="%s" y="%s" text-anchor="end">%s</text>`, num(lw-6), num(yy+13), esc(labels[i]))
 		x0, x1 := x(max(hd.from, s.from)), x(min(hd.to, s.to))
-		desc := fmt.Sprintf("%s held the lock %s–%s", label, formatAt(hd.from), formatAt(hd.to))
+		desc := fmt.Sprintf("%s held the lock %s–%s", labels[i], formatAt(hd.from), formatAt(hd.to))
 		if hd.lost {
 			desc += "; its release found the lock gone"
 		}
@@ -571,40 +849,48 @@ func timelineChart(title string, p checker.Overlap, h *history.History, faults [
 // on one log axis, failures in red: fifteen implementations read at a
 // glance.
 func overviewChart(runs []reports.Run) template.HTML {
-	const barH = 20
-	height := float64(marginT + len(runs)*barH + 30)
-	var b svg
-	b.open("overview", "purchase latency p50 and p99 by implementation", chartW+160, height)
+	const title = "purchase latency p50 and p99 by implementation"
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, r := range runs {
-		if r.Latency.Purchase.Count == 0 {
+	laneW, valueW := 0.0, 0.0 // the widest name and figures
+	values := make([]string, len(runs))
+	for i, r := range runs {
+		laneW = max(laneW, textWidth(r.Impl, r.Verdict != reports.Pass))
+		s := r.Latency.Purchase
+		if s.Count == 0 {
 			continue
 		}
-		lo = min(lo, float64(max(r.Latency.Purchase.P50, 1)))
-		hi = max(hi, float64(max(r.Latency.Purchase.P99, 1)))
+		values[i] = reports.FormatMicros(s.P50) + " / " + reports.FormatMicros(s.P99)
+		valueW = max(valueW, textWidth(values[i], false))
+		lo = min(lo, float64(max(s.P50, 1)))
+		hi = max(hi, float64(max(s.P99, 1)))
 	}
 	if math.IsInf(lo, 1) {
-		b.f(`<text class="empty" x="%d" y="%s" text-anchor="middle">no latency recorded</text>`, chartW/2, num(height/2))
-		return b.html()
+		return emptyChart("overview", title, "no latency recorded")
 	}
 	ylo, yhi := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if yhi <= ylo {
 		yhi = ylo + 1
 	}
-	left, right := 140.0, float64(chartW+160-marginR-70)
+	left := math.Ceil(max(laneW, textWidth("no latency", false)) + 12)
+	right := math.Floor(overviewW - marginR - valueW - 6)
 	x := func(us int64) float64 {
 		return left + (math.Log10(float64(max(us, 1)))-ylo)/(yhi-ylo)*(right-left)
 	}
-	bottom := float64(marginT + len(runs)*barH)
+	lg := newLegend([]legendItem{{name: "p99", class: "p99", bar: true}, {name: "p50", class: "p50", bar: true}}, left, overviewW-4)
+	top := float64(padT + lg.rows*lineH + gapT)
+	bottom := top + float64(len(runs)*barH)
+	var b svg
+	b.open("overview", title, overviewW, bottom+tickB)
+	lg.draw(&b, padT)
+	var xt []tick
 	for k := ylo; k <= yhi; k++ {
 		xx := left + (k-ylo)/(yhi-ylo)*(right-left)
-		b.f(`<line class="grid" x1="%s" y1="%d" x2="%s" y2="%s"/>`, num(xx), marginT, num(xx), num(bottom))
-		b.f(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, num(xx), num(bottom+15), decadeLabel(int(k)))
+		b.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(xx), num(top), num(xx), num(bottom))
+		xt = append(xt, tick{k, decadeLabel(int(k))})
 	}
-	b.f(`<rect x="%s" y="6" width="12" height="8" class="p99"/><text class="legend" x="%s" y="14">p99</text>`, num(left), num(left+16))
-	b.f(`<rect x="%s" y="6" width="12" height="8" class="p50"/><text class="legend" x="%s" y="14">p50</text>`, num(left+50), num(left+66))
+	xTicks(&b, xt, func(k float64) float64 { return left + (k-ylo)/(yhi-ylo)*(right-left) }, bottom, 2, overviewW-2)
 	for i, r := range runs {
-		yy := float64(marginT + i*barH)
+		yy := top + float64(i*barH)
 		cls := "pass"
 		if r.Verdict != reports.Pass {
 			cls = "fail"
@@ -621,7 +907,7 @@ func overviewChart(runs []reports.Run) template.HTML {
 			cls, num(left), num(yy+3), num(max(x(s.P99)-left, 1)), barH-6, esc(r.Impl), reports.FormatMicros(s.P99))
 		b.f(`<rect class="p50 %s" x="%s" y="%s" width="%s" height="%d"><title>%s p50 %s</title></rect>`,
 			cls, num(left), num(yy+7), num(max(x(s.P50)-left, 1)), barH-14, esc(r.Impl), reports.FormatMicros(s.P50))
-		b.f(`<text class="value" x="%s" y="%s">%s / %s</text></g>`, num(x(s.P99)+4), num(yy+14), reports.FormatMicros(s.P50), reports.FormatMicros(s.P99))
+		b.f(`<text class="value" x="%s" y="%s">%s</text></g>`, num(x(s.P99)+4), num(yy+14), values[i])
 	}
 	return b.html()
 }
