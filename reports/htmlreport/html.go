@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -436,13 +437,7 @@ func newImplView(src *Source, r *reports.Run, h *history.History, missing, id, o
 	v.Spectrum = spectrumChart(r.Impl+": latency by percentile", ss)
 	v.Sales = salesChart(r.Impl+": units sold per second", r, ax)
 	v.Latency = latencyChart(r.Impl+": latency over the run", r, ax)
-	for _, rec := range reports.Recoveries(r) {
-		if rec.Never {
-			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 did not come back within twice its level before the faults.", rec.Fault))
-		} else {
-			v.Recovery = append(v.Recovery, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", rec.Fault, reports.FormatMicros(int64(rec.After/time.Microsecond))))
-		}
-	}
+	v.Recovery = recoverySentences(reports.Recoveries(r))
 	if r.Visualization != "" {
 		v.Visualization = link(src.Dir, r.Visualization, outDir)
 	}
@@ -548,4 +543,47 @@ func headline(r *reports.Result) (string, bool) {
 		parts = append(parts, faults)
 	}
 	return verdictWord(pass) + ": " + strings.Join(parts, " · "), pass
+}
+
+// recoverySentences says how long each fault's effect on the p99 lasted:
+// one sentence a fault window, or, for a fault that struck several times,
+// one sentence for all its windows (the median and the longest), so that a
+// fault that fired a hundred times does not fill the caption.
+func recoverySentences(recs []reports.Recovery) []string {
+	var order []string
+	byFault := map[string][]reports.Recovery{}
+	for _, rec := range recs {
+		if _, ok := byFault[rec.Fault]; !ok {
+			order = append(order, rec.Fault)
+		}
+		byFault[rec.Fault] = append(byFault[rec.Fault], rec)
+	}
+	micros := func(d time.Duration) string { return reports.FormatMicros(int64(d / time.Microsecond)) }
+	var out []string
+	for _, f := range order {
+		rs := byFault[f]
+		var back []time.Duration
+		for _, rec := range rs {
+			if !rec.Never {
+				back = append(back, rec.After)
+			}
+		}
+		never := len(rs) - len(back)
+		switch {
+		case len(rs) == 1 && never == 1:
+			out = append(out, fmt.Sprintf("After %s the p99 did not come back within twice its level before the faults.", f))
+		case len(rs) == 1:
+			out = append(out, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", f, micros(back[0])))
+		case len(back) == 0:
+			out = append(out, fmt.Sprintf("After none of the %d %s windows did the p99 come back within twice its level before the faults.", len(rs), f))
+		default:
+			slices.Sort(back)
+			s := fmt.Sprintf("After the %d %s windows the p99 was back within twice its level before the faults %s after a window ended at the median, %s at the longest", len(rs), f, micros(back[len(back)/2]), micros(back[len(back)-1]))
+			if never > 0 {
+				s += fmt.Sprintf("; after %d it never was", never)
+			}
+			out = append(out, s+".")
+		}
+	}
+	return out
 }

@@ -2,8 +2,12 @@ package htmlreport
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/reports"
 )
 
 // TestBandKeepsLabelsApart gives a band more labels at one instant than
@@ -83,5 +87,38 @@ func TestSalesChartLabelRows(t *testing.T) {
 	}
 	if il, fl := y("illegallabel"), y("faultlabel"); il == fl {
 		t.Errorf("the first illegal segment's label and the fault's are both at y=%s", il)
+	}
+}
+
+// TestRecoverySentences: one sentence a fault window, one for all the
+// windows of a fault that struck several times.
+func TestRecoverySentences(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tests := []struct {
+		name string
+		recs []reports.Recovery
+		want []string
+	}{
+		{"none", nil, nil},
+		{"one window", []reports.Recovery{{Fault: "pause-holder", After: ms(300)}},
+			[]string{"After pause-holder the p99 was back within twice its level before the faults 300ms after the fault ended."}},
+		{"one window, never back", []reports.Recovery{{Fault: "restart", Never: true}},
+			[]string{"After restart the p99 did not come back within twice its level before the faults."}},
+		{"several windows of one fault, and another", []reports.Recovery{
+			{Fault: "pause-holder", After: ms(100)}, {Fault: "expire", After: ms(50)},
+			{Fault: "pause-holder", After: ms(300)}, {Fault: "pause-holder", Never: true}, {Fault: "pause-holder", After: ms(200)},
+		}, []string{
+			"After the 4 pause-holder windows the p99 was back within twice its level before the faults 200ms after a window ended at the median, 300ms at the longest; after 1 it never was.",
+			"After expire the p99 was back within twice its level before the faults 50.0ms after the fault ended.",
+		}},
+		{"several windows, never back", []reports.Recovery{{Fault: "latency", Never: true}, {Fault: "latency", Never: true}},
+			[]string{"After none of the 2 latency windows did the p99 come back within twice its level before the faults."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := recoverySentences(tt.recs); !slices.Equal(got, tt.want) {
+				t.Errorf("recoverySentences =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
 	}
 }
