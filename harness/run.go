@@ -122,7 +122,11 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
 		return nil, nil, fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
 	}
+	if err := workload.Supports(im.Sale, w); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrPlan, err)
+	}
 	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress}
+	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
 		if err := Available(servers, im, plan.Faults); err != nil {
