@@ -188,7 +188,7 @@ func byItem(parts []part, reps []Report, of func(*Report) []string) []string {
 			items[s] = append(items[s], strconv.Itoa(parts[i].item))
 		}
 	}
-	out := make([]string, 0, len(order))
+	var out []string
 	for _, s := range order {
 		names := items[s]
 		lead := words.Plural(int64(len(names)), "item ", "items ") + strings.Join(names, ", ")
