@@ -118,12 +118,17 @@ func ref(h *history.History, i int, from, to int64) *OpRef {
 }
 
 // checkLock counts critical sections that began while a different owner
-// still held the lock, naming the first maxPairs of them.
+// still held the lock, naming the first maxPairs of them. Shared sections
+// (read locks) may overlap one another; an exclusive one overlaps nobody.
 func checkLock(h *history.History, maxPairs int) Lock {
 	if h.Header.Lockless {
 		return Lock{Status: NotApplicable}
 	}
-	var cs []OpRef
+	type section struct {
+		OpRef
+		shared bool
+	}
+	var cs []section
 	lost := 0
 	for i := range h.Ops {
 		op := &h.Ops[i]
@@ -133,31 +138,40 @@ func checkLock(h *history.History, maxPairs int) Lock {
 		if op.Lost {
 			lost++
 		}
-		cs = append(cs, OpRef{
+		cs = append(cs, section{OpRef{
 			Index: i, Client: op.Client, Attempt: op.Attempt, Node: op.Node,
 			From: op.Acquired, To: op.HoldEnd(h.Header.Duration),
-		})
+		}, op.Shared})
 	}
-	slices.SortFunc(cs, func(a, b OpRef) int {
+	slices.SortFunc(cs, func(a, b section) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Index, b.Index))
 	})
 	l := Lock{Status: OK, Fencing: h.Header.Fenced, Lost: lost}
 	// Comparing with the earlier section that ends last is enough to tell
-	// whether a section began inside some other one.
-	last := -1
+	// whether a section began inside some other one: the earlier
+	// exclusive one for any section, and the earlier shared one too for
+	// an exclusive section.
+	lastX, lastS := -1, -1
 	for i := range cs {
 		b := &cs[i]
-		if last >= 0 {
+		for _, last := range []int{lastX, lastS} {
+			if last < 0 || b.shared && cs[last].shared {
+				continue
+			}
 			a := &cs[last]
 			if b.From < a.To && (a.Client != b.Client || a.Attempt != b.Attempt) {
 				l.Overlaps++
 				if len(l.Pairs) < maxPairs {
-					l.Pairs = append(l.Pairs, Overlap{A: *a, B: *b, Duration: max(0, min(a.To, b.To)-b.From)})
+					l.Pairs = append(l.Pairs, Overlap{A: a.OpRef, B: b.OpRef, Duration: max(0, min(a.To, b.To)-b.From)})
 				}
+				break
 			}
 		}
-		if last < 0 || b.To > cs[last].To {
-			last = i
+		switch {
+		case b.shared && (lastS < 0 || b.To > cs[lastS].To):
+			lastS = i
+		case !b.shared && (lastX < 0 || b.To > cs[lastX].To):
+			lastX = i
 		}
 	}
 	if l.Overlaps > 0 {

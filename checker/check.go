@@ -42,8 +42,18 @@ func (o Options) withDefaults() Options {
 // Check judges h: data safety, lock safety and liveness, and the verdict
 // they add up to. A failed check is a Report with Pass false and its
 // reasons, never an error.
+//
+// A sale of several items is checked item by item (see checkItems).
 func Check(h *history.History, opts Options) Report {
 	opts = opts.withDefaults()
+	if h.Header.ItemCount() > 1 {
+		return checkItems(h, opts)
+	}
+	return checkOne(h, opts)
+}
+
+// checkOne judges the history of one counter.
+func checkOne(h *history.History, opts Options) Report {
 	r := Report{
 		Data:     checkData(h, checkInventory(h, opts.Timeout, false).Linearizability),
 		Lock:     checkLock(h, opts.MaxPairs),
@@ -58,8 +68,20 @@ func Check(h *history.History, opts Options) Report {
 // the longest partial linearizations the search found, and the faults
 // injected meanwhile. It returns ErrNoViolation when h is linearizable
 // and ErrTimeout when the search ran out of time.
+//
+// For a sale of several items it draws the first item whose history is
+// illegal.
 func Visualize(w io.Writer, h *history.History, opts Options) error {
 	opts = opts.withDefaults()
+	if h.Header.ItemCount() > 1 {
+		err := ErrNoViolation
+		for _, p := range split(h) {
+			if err = Visualize(w, &p.h, opts); !errors.Is(err, ErrNoViolation) {
+				return err
+			}
+		}
+		return err
+	}
 	res := checkInventory(h, opts.Timeout, true)
 	switch res.Status {
 	case OK:

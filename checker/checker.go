@@ -116,6 +116,10 @@ type Data struct {
 	Mismatched int64 `json:"mismatched"`
 	// FirstMismatch names the first such answer.
 	FirstMismatch *OpRef `json:"first_mismatch,omitempty"`
+	// BrokenCarts counts carts (a buyer's attempt at several items) that
+	// were not all or none: some items sold and others not, or refused
+	// while every item had stock and no order of the buyer.
+	BrokenCarts int `json:"broken_carts,omitempty"`
 	// NegativeStock is true when the counter went below zero.
 	NegativeStock bool `json:"negative_stock,omitempty"`
 	// FinalStock is the counter's value after the run.

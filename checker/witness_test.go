@@ -11,10 +11,11 @@ import (
 
 // smallSale generates a small history: a sequential execution of up to
 // eight operations (reads with an applied, refused, absent or unanswered
-// write, and blind sales that take a unit or not), each stretched into an
-// interval around its instant so that they overlap, and then, half the
-// time, one planted edit (a stock read one off, a write's fate flipped, a
-// call moved) that may or may not make it illegal.
+// write, product-page reads, and blind sales that take a unit or not),
+// each stretched into an interval around its instant so that they
+// overlap, and then, half the time, one planted edit (a stock read one
+// off, a write's fate flipped, a call moved, a page showing the starting
+// stock) that may or may not make it illegal.
 func smallSale(rng *rand.Rand) *history.History {
 	start := int64(rng.IntN(5))
 	h := &history.History{Header: history.Header{
@@ -52,6 +53,11 @@ func smallSale(rng *rand.Rand) *history.History {
 			if rng.IntN(2) == 0 {
 				stock--
 			}
+		case r < 9:
+			// A product page (--reads): the stock read at its instant,
+			// over the whole interval, and nothing written.
+			op.ReadReturn = ret
+			op.Write, op.Outcome = history.NoWrite, history.Viewed
 		default:
 			op.ReadReturn = ret
 			op.Write, op.Outcome = history.NoWrite, history.SoldOut
@@ -60,6 +66,12 @@ func smallSale(rng *rand.Rand) *history.History {
 	}
 	if rng.IntN(2) == 0 {
 		op := &h.Ops[rng.IntN(len(h.Ops))]
+		if op.Outcome == history.Viewed && rng.IntN(2) == 0 {
+			// A stale page: the stock the sale started with, perhaps
+			// long gone.
+			op.Stock = start
+			return h
+		}
 		switch rng.IntN(3) {
 		case 0:
 			if op.Read() {

@@ -41,6 +41,9 @@ type runOpts struct {
 	ttl            time.Duration
 	hold           time.Duration
 	reentry        int
+	items          int // --items
+	cart           int // --cart
+	reads          int // --reads
 	workers        int
 	pool           int
 	backendKind    string // embedded, redis or docker; resolved by validate
@@ -136,6 +139,9 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's seed value, see lockbench list)")
 	fs.DurationVar(&o.hold, "hold", 0, "business time inside the critical section, between read and write")
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
+	fs.IntVar(&o.items, "items", 1, "products on sale, each with --stock units and its own counter, orders and lock key; every item's history is checked on its own")
+	fs.IntVar(&o.cart, "cart", 1, "the most items one buyer's cart takes (1 to N, drawn from --seed), all or none; above 1 needs multi (or none)")
+	fs.IntVar(&o.reads, "reads", 0, "percentage of buyers who only read an item's stock (the product page), under rw's read lock; each read is checked against the counter")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server) (default embedded, or redis when --redis is given)")
@@ -237,6 +243,12 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 		return nil, usageErr("--hold must not be negative, got %v", o.hold)
 	case o.reentry < 0:
 		return nil, usageErr("--reentry must not be negative, got %d", o.reentry)
+	case o.items < 1 || o.items > 1000:
+		return nil, usageErr("--items must be between 1 and 1000, got %d", o.items)
+	case o.cart < 1 || o.cart > o.items:
+		return nil, usageErr("--cart must be between 1 and --items (%d), got %d", o.items, o.cart)
+	case o.reads < 0 || o.reads > 100:
+		return nil, usageErr("--reads is a percentage of the buyers, 0 to 100, got %d", o.reads)
 	case o.workers < 0:
 		return nil, usageErr("--workers must not be negative, got %d", o.workers)
 	case o.pool < 1:
@@ -275,6 +287,11 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 		return nil, flagErr("faults", err)
 	}
 	o.specs = specs
+	for _, im := range impls {
+		if err := workload.Supports(im.Sale, o.workload()); err != nil {
+			return nil, usageErr("--items, --cart, --reads: %s", strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
+		}
+	}
 	if o.reentry > 0 {
 		for _, im := range impls {
 			if !im.Reentrant && im.Locked {
@@ -497,6 +514,9 @@ func (o *runOpts) workload() harness.Workload {
 		TTL:            o.ttl,
 		Hold:           o.hold,
 		Reentry:        o.reentry,
+		Items:          o.items,
+		Cart:           o.cart,
+		Reads:          o.reads,
 		Timeout:        o.timeout,
 		CommandTimeout: o.cmdTimeout,
 		Prefix:         o.prefix,
@@ -695,6 +715,9 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		Seed:     int64(o.seed),
 		Timeout:  reports.Duration(o.timeout),
 		Faults:   specStrings(o.specs),
+		Items:    oneIsZero(o.items),
+		Cart:     oneIsZero(o.cart),
+		Reads:    o.reads,
 	}
 }
 
@@ -704,6 +727,14 @@ func (o *runOpts) mysqlName() string {
 		return ""
 	}
 	return o.servers.MySQL.Name()
+}
+
+// oneIsZero leaves out of the result a count that is the default one.
+func oneIsZero(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return n
 }
 
 func specStrings(specs []faults.Spec) []string {

@@ -120,6 +120,9 @@ func Check(servers *workload.Servers, plan Plan) error {
 	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
 		return fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
 	}
+	if err := workload.Supports(im.Sale, w); err != nil {
+		return fmt.Errorf("%w: %v", ErrPlan, err)
+	}
 	return Available(servers, im, plan.Faults)
 }
 
@@ -136,6 +139,7 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 	}
 	im, w := plan.Impl, plan.Workload
 	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress}
+	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
 		t, _ := servers.Target(im.Sale) // Check found it

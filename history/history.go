@@ -35,9 +35,17 @@ const (
 	GaveUp
 	// Crashed means a fault killed the client during the attempt.
 	Crashed
+	// Viewed means the attempt only read the stock (a product page, with
+	// --reads) and was shown it; it buys nothing. A read that failed has
+	// no stock.
+	Viewed
+	// CartRefused means the attempt's item had stock, but another item of
+	// the same cart was sold out or already ordered by the buyer: a cart
+	// buys all its items or none, so nothing was written.
+	CartRefused
 )
 
-var outcomeNames = [...]string{"pending", "sold", "sold-out", "duplicate", "rejected", "unknown", "failed", "gave-up", "crashed"}
+var outcomeNames = [...]string{"pending", "sold", "sold-out", "duplicate", "rejected", "unknown", "failed", "gave-up", "crashed", "read", "cart-refused"}
 
 // String returns the outcome's name as it appears in JSON.
 func (o Outcome) String() string {
@@ -120,6 +128,10 @@ type Op struct {
 	Attempt int16 `json:"attempt"`
 	// Node is the simulated service instance that served the attempt.
 	Node int16 `json:"node"`
+	// Item is the product the attempt bought or read, counted from zero
+	// (with --items above 1; zero, and left out, otherwise). A cart of
+	// several items is one Op per item, sharing client and attempt.
+	Item int32 `json:"item,omitempty"`
 
 	// Arrival is when the attempt was scheduled to arrive; latency counts
 	// from here so that queueing in front of a busy node is not hidden.
@@ -149,6 +161,10 @@ type Op struct {
 	Stock int64 `json:"stock"`
 	// Token is the fencing token the lock handed out, zero when none.
 	Token uint64 `json:"token,omitempty"`
+	// Shared is true when the attempt held the lock shared (a read lock,
+	// with --reads on rw): shared holders may overlap one another, never
+	// an exclusive one.
+	Shared bool `json:"shared,omitempty"`
 	// Lost is true when the release found the lock no longer held by this
 	// attempt: its lease had lapsed or someone had deleted it.
 	Lost bool `json:"lost,omitempty"`
@@ -173,6 +189,9 @@ func (o *Op) HoldEnd(end int64) int64 {
 	}
 	return end
 }
+
+// ItemCount is how many items the sale had: Items, or one.
+func (h *Header) ItemCount() int { return max(1, h.Items) }
 
 // Read reports whether the attempt read the stock.
 func (o *Op) Read() bool { return o.Stock != NoStock }
@@ -207,6 +226,10 @@ type Final struct {
 	// Unknown is true when the state could not be read after the run (the
 	// server was lost): the fields above are then zero, not measured.
 	Unknown bool `json:"unknown,omitempty"`
+	// Items is each item's own final state, in item order, when the sale
+	// had several (Header.Items); the fields above then add them up (the
+	// users listed once each).
+	Items []Final `json:"items,omitempty"`
 }
 
 // Header describes the run a history belongs to.
@@ -232,6 +255,13 @@ type Header struct {
 	Clients  int   `json:"clients"`
 	Stock    int64 `json:"stock"`
 	Attempts int   `json:"attempts"`
+	// Items is how many products were on sale, each with Stock units and
+	// its own counter, orders and lock; zero or one means one.
+	Items int `json:"items,omitempty"`
+	// Cart is the most items one buyer's cart took (all or none).
+	Cart int `json:"cart,omitempty"`
+	// Reads is the percentage of buyers who only read an item's stock.
+	Reads int `json:"reads,omitempty"`
 	// Duration is the run's length in nanoseconds (its last instant).
 	Duration int64 `json:"duration"`
 	// CutShort is true when --timeout or an interrupt ended the run.

@@ -11,6 +11,10 @@ import "fmt"
 // it is never judged.
 func Validate(h *History) error {
 	for i := range h.Ops {
+		if it := h.Ops[i].Item; it < 0 || int(it) >= h.Header.ItemCount() {
+			op := &h.Ops[i]
+			return fmt.Errorf("%w: operation %d (client %d, attempt %d): item %d of a sale of %d", ErrFormat, i+1, op.Client, op.Attempt, it, h.Header.ItemCount())
+		}
 		if err := validOp(&h.Ops[i]); err != nil {
 			op := &h.Ops[i]
 			return fmt.Errorf("%w: operation %d (client %d, attempt %d): %v", ErrFormat, i+1, op.Client, op.Attempt, err)

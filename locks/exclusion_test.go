@@ -26,7 +26,7 @@ func TestRegistry(t *testing.T) {
 	// The tests below carry per-implementation expectations; a new
 	// implementation must be added to them.
 	want := []string{"local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua",
-		"getset", "reentrant", "watchdog", "spin", "fair", "renew-naive", "redlock", "fenced", "redsync", "redislock"}
+		"getset", "reentrant", "watchdog", "spin", "fair", "multi", "rw", "renew-naive", "redlock", "fenced", "redsync", "redislock"}
 	if im, ok := locks.Lookup("lua-wait"); !ok || im.Uses != locks.UsesReplica {
 		t.Errorf("lua-wait: %+v, %v; want it registered, on a replica", im.Name, ok)
 	}

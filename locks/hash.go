@@ -119,6 +119,9 @@ type renewer struct {
 
 	mu       sync.Mutex
 	renewals map[string]*renewal // owner → its watchdog (Redisson's EXPIRATION_RENEWAL_MAP)
+	// renew extends owner's lease once and says whether it still holds
+	// the lock; nil runs the hash lock's renewal script.
+	renew func(ctx context.Context, owner string) (bool, error)
 }
 
 func newRenewer(env Env) renewer {
@@ -181,6 +184,16 @@ func (w *renewer) tryAcquire(ctx context.Context, owner string) (time.Duration, 
 }
 
 func (w *watchdogLocker) Acquire(ctx context.Context, owner string) (Lease, error) {
+	if _, err := w.acquire(ctx, owner, time.Time{}); err != nil {
+		return nil, err
+	}
+	return &watchdogLease{w: w, owner: owner}, nil
+}
+
+// acquire waits until owner holds the lock, or until deadline (never, when
+// zero: then it answers true or an error), or until ctx ends. It says
+// whether owner now holds the lock, its watchdog started.
+func (w *watchdogLocker) acquire(ctx context.Context, owner string, deadline time.Time) (bool, error) {
 	// A client that finds others of its node waiting queues behind them
 	// without trying: each release lets one waiter per node retry, and a
 	// try from every arrival would only load the server. Its wait is then
@@ -196,22 +209,29 @@ func (w *watchdogLocker) Acquire(ctx context.Context, owner string) (Lease, erro
 		defer w.waiting.Add(-1)
 	}
 	for err == nil && wait > 0 {
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false, nil
+			}
+			wait = min(wait, left)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-w.wake:
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, context.Cause(ctx)
+			return false, context.Cause(ctx)
 		}
 		t.Stop()
 		wait, err = w.tryAcquire(ctx, owner)
 	}
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	w.startRenewal(ctx, owner)
-	return &watchdogLease{w: w, owner: owner}, nil
+	return true, nil
 }
 
 // holds reports whether owner holds the lock through this node, as far as
@@ -252,13 +272,21 @@ func (w *renewer) renewLoop(ctx context.Context, owner string, r *renewal) {
 			return
 		case <-t.C:
 		}
-		ok, err := watchdogRenew.Run(ctx, w.env.Redis, []string{w.env.Key}, owner, w.ttl.Milliseconds()).Bool()
+		ok, err := w.renewOnce(ctx, owner)
 		if err != nil || !ok {
 			// Redisson stops renewing when the renewal fails or finds the
 			// lock gone.
 			return
 		}
 	}
+}
+
+// renewOnce extends owner's lease once.
+func (w *renewer) renewOnce(ctx context.Context, owner string) (bool, error) {
+	if w.renew != nil {
+		return w.renew(ctx, owner)
+	}
+	return watchdogRenew.Run(ctx, w.env.Redis, []string{w.env.Key}, owner, w.ttl.Milliseconds()).Bool()
 }
 
 // forget removes owner's watchdog entry if it is still r.

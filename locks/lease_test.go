@@ -29,6 +29,8 @@ func TestSlowHolder(t *testing.T) {
 		{impl: "watchdog", secondGets: false},
 		{impl: "spin", secondGets: false},
 		{impl: "fair", secondGets: false},
+		{impl: "multi", secondGets: false},
+		{impl: "rw", secondGets: false},
 		{impl: "lua", secondGets: true},
 		{impl: "redislock", secondGets: false},
 		{impl: "redsync", secondGets: true},

@@ -84,6 +84,11 @@ type Env struct {
 	Redis Redis
 	// Key is the lock's key; variants derive their other keys from it.
 	Key string
+	// Keys are the keys of every lock a MultiLocker may take together
+	// (one per item of a sale of several, the first being Key); nil for
+	// a sale of one item, and for every other kind of lock, which is made
+	// once per key instead.
+	Keys []string
 	// TTL is the lease. Zero means the seed's own default (Impl.DefaultTTL).
 	TTL time.Duration
 	// Now is the node's wall clock, which a clock-skew fault moves.
@@ -169,6 +174,9 @@ type Impl struct {
 	// Fenced is true when leases carry fencing tokens for the store to
 	// check.
 	Fenced bool
+	// Multi is true when its Lockers are MultiLockers, taking the locks of
+	// several keys (a cart's items) together.
+	Multi bool
 	// Uses says where the lock lives.
 	Uses Uses
 	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).

@@ -16,7 +16,7 @@ func TestReentrancy(t *testing.T) {
 			reentrant = append(reentrant, im.Name)
 		}
 	}
-	if want := []string{"local", "reentrant", "watchdog", "spin", "fair", "renew-naive"}; !slices.Equal(reentrant, want) {
+	if want := []string{"local", "reentrant", "watchdog", "spin", "fair", "multi", "rw", "renew-naive"}; !slices.Equal(reentrant, want) {
 		t.Errorf("reentrant implementations = %q, want %q", reentrant, want)
 	}
 

@@ -24,6 +24,8 @@ var checksOwner = map[string]bool{
 	"watchdog":     true,
 	"spin":         true,
 	"fair":         true,
+	"multi":        true,
+	"rw":           true,
 	"renew-naive":  true,
 	"fenced":       true,
 	"redsync":      true,
@@ -94,7 +96,7 @@ func TestReleaseStale(t *testing.T) {
 				case "getset":
 					// The lease is a timestamp from A's clock; the key stays.
 					time.Sleep(2 * ttl)
-				case "watchdog", "spin", "fair", "redislock":
+				case "watchdog", "spin", "fair", "multi", "rw", "redislock":
 					// The watchdog (redislock's refresh loop) renews while
 					// A's client lives.
 					crash()

@@ -129,6 +129,19 @@ func (c Cell) Workload(w harness.Workload) harness.Workload {
 	if c.Timeout > 0 && c.Timeout < w.Timeout {
 		w.Timeout = c.Timeout
 	}
+	if c.Items > 1 {
+		// The matrix's stock is split among the items, and shrinks with
+		// the share of readers (who buy nothing), so that the sale still
+		// sells out: an item left with units is then a liveness failure,
+		// not the size of the sale.
+		w.Items, w.Stock = c.Items, max(1, w.Stock/int64(c.Items))
+	}
+	if c.Cart > 0 {
+		w.Cart = c.Cart
+	}
+	if c.Reads > 0 {
+		w.Reads, w.Stock = c.Reads, max(1, w.Stock*int64(100-c.Reads)/100)
+	}
 	return w
 }
 
@@ -145,10 +158,19 @@ func (c Cell) Flags(w harness.Workload, entry string) [][2]string {
 	if w.Rate > 0 {
 		arrivals = [2]string{"rate", strconv.FormatFloat(w.Rate, 'g', -1, 64) + "/s"}
 	}
-	return append(set,
+	set = append(set,
 		[2]string{"nodes", fmt.Sprint(w.Nodes)}, [2]string{"clients", fmt.Sprint(w.Clients)}, [2]string{"stock", fmt.Sprint(w.Stock)},
 		arrivals, [2]string{"workers", fmt.Sprint(w.Workers)}, [2]string{"ttl", w.TTL.String()},
 		[2]string{"timeout", w.Timeout.String()}, [2]string{"command-timeout", w.CommandTimeout.String()})
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"items", w.Items}, {"cart", w.Cart}, {"reads", w.Reads}} {
+		if f.n > 1 || f.name == "reads" && f.n > 0 {
+			set = append(set, [2]string{f.name, fmt.Sprint(f.n)})
+		}
+	}
+	return set
 }
 
 // Options are how Run runs the cells.

@@ -237,6 +237,9 @@ func WorkloadDiffs(a, b Config) []string {
 	diff("rate", RateString(a.Rate), RateString(b.Rate))
 	diff("workers", fmt.Sprint(a.Workers), fmt.Sprint(b.Workers))
 	diff("faults", list(a.Faults), list(b.Faults))
+	diff("items", fmt.Sprint(max(1, a.Items)), fmt.Sprint(max(1, b.Items)))
+	diff("cart", fmt.Sprint(max(1, a.Cart)), fmt.Sprint(max(1, b.Cart)))
+	diff("reads", fmt.Sprint(a.Reads), fmt.Sprint(b.Reads))
 	return out
 }
 

@@ -88,6 +88,12 @@ type Config struct {
 	Timeout Duration `json:"timeout"`
 	// Faults lists the faults injected (--faults), empty for none.
 	Faults []string `json:"faults,omitempty"`
+	// Items is how many products were on sale (--items), zero for one.
+	Items int `json:"items,omitempty"`
+	// Cart is the most items one buyer took (--cart), zero for one.
+	Cart int `json:"cart,omitempty"`
+	// Reads is the percentage of buyers who only read (--reads).
+	Reads int `json:"reads,omitempty"`
 	// Extra holds any other flag in force, by name, with its value as
 	// typed; it keeps a new flag on record before it earns a field.
 	Extra map[string]string `json:"extra,omitempty"`
@@ -130,7 +136,7 @@ type Run struct {
 	Nodes int `json:"nodes"`
 	// Clients is the number of buyers.
 	Clients int `json:"clients"`
-	// Stock is the initial inventory.
+	// Stock is the initial inventory, every item's units together.
 	Stock int64 `json:"stock"`
 
 	// Verdict is Pass or Fail.
@@ -201,7 +207,7 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Backend: h.Header.Backend,
 		Nodes:   h.Header.Nodes,
 		Clients: h.Header.Clients,
-		Stock:   h.Header.Stock,
+		Stock:   h.Header.Stock * int64(h.Header.ItemCount()),
 
 		Verdict:  verdict,
 		Reasons:  nonNil(rep.Reasons),

@@ -9,6 +9,7 @@ import (
 )
 
 // client is one buyer: up to Attempts purchases, until one is answered.
+// Each attempt is one Op per item of the buyer's cart.
 func (r *run) client(ctx context.Context, n *node, c int32) {
 	defer r.finished.Add(1)
 	if ctx.Err() != nil {
@@ -19,41 +20,63 @@ func (r *run) client(ctx context.Context, n *node, c int32) {
 	r.kill[c].Store(&cancel)
 	defer r.kill[c].Store(nil)
 
+	items, reader := r.cartOf(c)
 	owner := make([]byte, 0, 40)
 	for a := 0; a < r.cfg.Attempts; a++ {
-		op := &r.ops[int(c)*r.cfg.Attempts+a]
+		base := (int(c)*r.cfg.Attempts + a) * r.cart
+		ops := r.ops[base : base+len(items)]
+		arrival := ops[0].Arrival
 		if a > 0 {
-			*op = history.Op{Client: c, Attempt: int16(a), Node: int16(n.id), Stock: history.NoStock, Arrival: r.now()}
+			arrival = r.now()
+		}
+		for j := range ops {
+			if a > 0 || j > 0 {
+				ops[j] = history.Op{Client: c, Attempt: int16(a), Node: int16(n.id), Stock: history.NoStock, Arrival: arrival}
+			}
+			ops[j].Item = int32(items[j])
 		}
 		owner = append(owner[:0], n.uuid...)
 		owner = append(owner, ':')
 		owner = strconv.AppendInt(owner, int64(c), 10)
 		owner = append(owner, '.')
 		owner = strconv.AppendInt(owner, int64(a), 10)
-		r.purchase(cctx, n, op, string(owner))
-		switch op.Outcome {
-		case history.Sold, history.SoldOut, history.Duplicate, history.Crashed, history.Pending:
+		r.purchase(cctx, n, ops, string(owner), reader)
+		switch ops[0].Outcome {
+		case history.Sold, history.SoldOut, history.Duplicate, history.Crashed, history.Pending, history.Viewed, history.CartRefused:
 			return
 		}
 	}
 }
 
-// purchase is one attempt, by the implementation's sale.
-func (r *run) purchase(ctx context.Context, n *node, op *history.Op, owner string) {
-	op.Start = r.now()
+// purchase is one attempt, by the implementation's sale (or a look at the
+// product page, for a reader).
+func (r *run) purchase(ctx context.Context, n *node, ops []history.Op, owner string, reader bool) {
+	start := r.now()
+	c := make(cart, len(ops))
+	for j := range ops {
+		ops[j].Start = start
+		c[j] = &recorder{r: r, op: &ops[j], ctx: ctx, item: int(ops[j].Item), k: r.keys.item(int(ops[j].Item)), cart: c}
+	}
 	defer func() {
-		if op.Outcome != history.Pending {
-			op.End = r.now()
-		}
-		switch op.Outcome {
-		case history.Sold:
-			r.sold.Add(1)
-		case history.Crashed:
-			op.Crash = r.crashAt[op.Client].Load()
+		end := r.now()
+		for j := range ops {
+			op := &ops[j]
+			if op.Outcome != history.Pending {
+				op.End = end
+			}
+			switch op.Outcome {
+			case history.Sold:
+				r.sold.Add(1)
+			case history.Crashed:
+				op.Crash = r.crashAt[op.Client].Load()
+			}
 		}
 	}()
-	rec := recorder{r: r, op: op, ctx: ctx}
-	r.cfg.Sale.buy(ctx, r, n, &rec, strconv.FormatInt(int64(op.Client), 10), owner)
+	if reader {
+		r.view(ctx, n, c[0], owner)
+		return
+	}
+	r.cfg.Sale.buy(ctx, r, n, c[0], strconv.FormatInt(int64(ops[0].Client), 10), owner)
 }
 
 // failed names the outcome of an attempt that stopped on an error: a

@@ -287,7 +287,7 @@ func (c *Controls) DeleteLockOn(ctx context.Context, servers ...int) error {
 			errs = append(errs, fmt.Errorf("%w: no server %d", ErrUnsupported, i))
 			continue
 		}
-		errs = append(errs, c.r.cluster.admin[i].Del(ctx, c.r.keys.lock).Err())
+		errs = append(errs, c.r.cluster.admin[i].Del(ctx, c.r.keys.locks()...).Err())
 	}
 	return errors.Join(errs...)
 }

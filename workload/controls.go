@@ -72,7 +72,8 @@ func (c *Controls) WaitNode(ctx context.Context, i int) error {
 	return c.r.nodes[i].pause.wait(ctx)
 }
 
-// DeleteLock removes the lock's key on the server, as an eviction, a
+// DeleteLock removes the lock's key on the server (every item's, for a
+// sale of several), as an eviction, a
 // failover or a flush would: whoever holds the lock is not told. A lock on
 // several servers loses its key on a majority of them (the first ones).
 func (c *Controls) DeleteLock(ctx context.Context) error {
@@ -82,13 +83,15 @@ func (c *Controls) DeleteLock(ctx context.Context) error {
 	if c.Servers() > 1 {
 		return c.DeleteLockOn(ctx, serverRange(c.Quorum())...)
 	}
-	return c.r.admin.Del(ctx, c.r.keys.lock).Err()
+	// A sale of several items loses every item's lock at once.
+	return c.r.admin.Del(ctx, c.r.keys.locks()...).Err()
 }
 
 // LockHeld reports whether the lock's key is on the server (on the main
-// server, for a lock on several): held by someone, whoever it is.
+// server, for a lock on several): held by someone, whoever it is; for a
+// sale of several items, whether any item's lock is.
 func (c *Controls) LockHeld(ctx context.Context) (bool, error) {
-	n, err := c.r.admin.Exists(ctx, c.r.keys.lock).Result()
+	n, err := c.r.admin.Exists(ctx, c.r.keys.locks()...).Result()
 	return n > 0, err
 }
 

@@ -18,12 +18,14 @@ import (
 // and watchdog timers), its own clock, and a pause that a fault can
 // begin to stop everything the node does.
 type node struct {
-	id       int
-	uuid     string // the instance's id, as the seeds' UUID prefix of owner values
-	client   *redis.Client
-	servers  []*redis.Client // one per server of a multi-server lock, client first
-	sql      *sqlNode        // the node's MySQL pool, for the SQL sales
-	locker   locks.Locker
+	id      int
+	uuid    string // the instance's id, as the seeds' UUID prefix of owner values
+	client  *redis.Client
+	servers []*redis.Client // one per server of a multi-server lock, client first
+	sql     *sqlNode        // the node's MySQL pool, for the SQL sales
+	// lockers are the node's handles on each item's lock (one for a sale
+	// of one item, or for a lock that takes several together).
+	lockers  []locks.Locker
 	target   *url.URL     // the instance of a service under test the node drives
 	http     *http.Client // the node's client of it
 	pause    nodePause

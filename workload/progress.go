@@ -16,7 +16,7 @@ type Progress struct {
 	// Arrived counts the buyers handed to their node so far, Finished
 	// those done.
 	Arrived, Finished int64
-	// Sold counts the units sold so far, of Stock.
+	// Sold counts the units sold so far, of Stock (every item's).
 	Sold, Stock int64
 	// Faults counts the injections in force.
 	Faults int64
@@ -31,7 +31,7 @@ func (r *run) snapshot() Progress {
 		Arrived:  r.arrived.Load(),
 		Finished: r.finished.Load(),
 		Sold:     r.sold.Load(),
-		Stock:    r.cfg.Stock,
+		Stock:    r.cfg.Stock * int64(len(r.keys.items)),
 		Faults:   r.faults.active.Load(),
 	}
 }

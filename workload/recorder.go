@@ -19,6 +19,12 @@ type recorder struct {
 	r   *run
 	op  *history.Op
 	ctx context.Context // the buyer's: its cause says crash or cut
+	// item is the op's item, k its keys.
+	item int
+	k    *keys
+	// cart is the recorders of every item of the attempt, this one
+	// among them.
+	cart cart
 }
 
 // acquiring marks the lock acquisition sent.
@@ -144,4 +150,34 @@ func (rec *recorder) releasing() { rec.op.ReleaseCall = rec.r.now() }
 func (rec *recorder) released(lost bool) {
 	rec.op.Released = rec.r.now()
 	rec.op.Lost = lost
+}
+
+// viewed ends a reader's attempt: it was shown the stock it read.
+func (rec *recorder) viewed() {
+	rec.op.Write, rec.op.Outcome = history.NoWrite, history.Viewed
+}
+
+// viewFailed ends a reader's attempt whose read failed: nothing was read,
+// and a reader is never sent away (a crash or the run's end aside).
+func (rec *recorder) viewFailed() {
+	rec.op.ReadCall, rec.op.ReadReturn, rec.op.Stock = 0, 0, history.NoStock
+	rec.op.Outcome = rec.r.failed(rec.ctx, history.Viewed)
+}
+
+// cartRefused ends the attempt at an item that had stock while another
+// item of its cart had none, or was already the buyer's: nothing was
+// written.
+func (rec *recorder) cartRefused() {
+	rec.op.WriteCall, rec.op.WriteReturn, rec.op.Write = 0, 0, history.NoWrite
+	rec.op.Outcome = history.CartRefused
+}
+
+// cart is the recorders of one attempt's items, in item order.
+type cart []*recorder
+
+// each tells every item's recorder the same event.
+func (c cart) each(f func(*recorder)) {
+	for _, rec := range c {
+		f(rec)
+	}
 }

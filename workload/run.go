@@ -57,6 +57,19 @@ type Workload struct {
 	// Force deletes keys (or tables) a previous run left instead of
 	// refusing to run.
 	Force bool
+	// Items is how many products are on sale, each with Stock units, its
+	// own counter, orders and lock key; zero or one is the seeds' one
+	// counter. Buyers' items are drawn from Seed.
+	Items int
+	// Cart is the most items one buyer takes (1 to Cart, drawn from
+	// Seed), all or none; zero or one is one item. Several need a sale
+	// that can lock them together (multi) or none at all.
+	Cart int
+	// Reads is the percentage of buyers who only read an item's stock
+	// (the product page), under the read lock of a lock that has one.
+	Reads int
+	// Seed draws each buyer's items and whether it only reads.
+	Seed uint64
 }
 
 // Config describes one flash sale against one implementation.
@@ -121,6 +134,9 @@ func clientOf(ctx context.Context) int32 {
 type run struct {
 	cfg  Config
 	keys keys
+	// cart is the most items an attempt takes: the history slots each
+	// attempt has.
+	cart int
 	// arrivals is the sale's arrival process (Workload.Arrivals).
 	arrivals Arrivals
 	base     time.Time
@@ -165,7 +181,10 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
 		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
 	}
-	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix + cfg.Name + ":"), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals()}
+	if err := Supports(cfg.Sale, cfg.Workload); err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals()}
 	r.controls = &Controls{r: r}
 	target, err := cfg.Servers.Target(cfg.Sale)
 	if err != nil {
@@ -178,6 +197,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(NeedsTarget) {
 		r.keys.lock = k // the service's lock, for the faults that reach it
+		r.keys.items[0].lock = k
 	}
 	if r.inv, err = cfg.Sale.inventory(r); err != nil {
 		return nil, err
@@ -204,12 +224,17 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	defer r.stopNodes()
 
-	r.ops = make([]history.Op, cfg.Clients*cfg.Attempts)
+	r.ops = make([]history.Op, cfg.Clients*cfg.Attempts*r.cart)
 	r.kill = make([]atomic.Pointer[context.CancelCauseFunc], cfg.Clients)
 	r.crashAt = make([]atomic.Int64, cfg.Clients)
 	for i := 0; i < cfg.Clients; i++ {
-		r.ops[i*cfg.Attempts] = history.Op{Client: int32(i), Node: int16(i % cfg.Nodes), Stock: history.NoStock}
-		r.ops[i*cfg.Attempts].Arrival = r.arrival(i)
+		op := &r.ops[i*cfg.Attempts*r.cart]
+		*op = history.Op{Client: int32(i), Node: int16(i % cfg.Nodes), Stock: history.NoStock}
+		op.Arrival = r.arrival(i)
+		if len(r.keys.items) > 1 {
+			items, _ := r.cartOf(int32(i))
+			op.Item = int32(items[0])
+		}
 	}
 
 	r.base = time.Now()
@@ -248,11 +273,15 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 			Stock:    cfg.Stock,
 			Attempts: cfg.Attempts,
 			Duration: duration,
+			Reads:    cfg.Reads,
 			CutShort: cutShort,
 			CutBy:    cut,
 		},
 		Faults: r.faults.list(),
 		Ops:    r.compact(),
+	}
+	if len(r.keys.items) > 1 {
+		h.Header.Items, h.Header.Cart = len(r.keys.items), r.cart
 	}
 	cfg.Sale.describe(&h.Header)
 	h.Header.Unread = r.unread.Load()
@@ -314,8 +343,10 @@ func (r *run) startNodes(ctx context.Context) error {
 
 func (r *run) stopNodes() {
 	for _, n := range r.nodes {
-		if c, ok := n.locker.(locks.Closer); ok {
-			c.Close()
+		for _, l := range n.lockers {
+			if c, ok := l.(locks.Closer); ok {
+				c.Close()
+			}
 		}
 		closeServerClients(n)
 		if n.client != nil {

@@ -82,7 +82,11 @@ type noLock struct{ redisStore }
 
 func (noLock) Needs() Needs               { return NeedsRedis }
 func (noLock) describe(h *history.Header) { h.Lockless = true }
-func (noLock) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _ string) {
+func (noLock) buy(ctx context.Context, r *run, n *node, rec *recorder, user, owner string) {
+	if len(rec.cart) > 1 {
+		r.buyCart(ctx, n, rec.cart, user, owner, nil)
+		return
+	}
 	r.sale(ctx, n, rec, user, 0)
 }
 
@@ -97,7 +101,7 @@ func (atomicSale) describe(h *history.Header) { h.Lockless = true }
 
 func (atomicSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _ string) {
 	rec.reading()
-	stock, sold, dup, err := atomicSell(ctx, n.client, &r.keys, user)
+	stock, sold, dup, err := atomicSell(ctx, n.client, rec.k, user)
 	if err != nil {
 		if notSent(err) {
 			rec.fail()
@@ -157,26 +161,43 @@ func (s lockSale) startNode(ctx context.Context, r *run, n *node) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.lock.New(ctx, locks.Env{
+	env := locks.Env{
 		Node:      n.id,
 		Redis:     n.client,
-		Key:       r.keys.lock,
+		Key:       r.keys.item(0).lock,
 		TTL:       r.cfg.TTL,
 		Now:       n.now,
 		Probe:     r.prober(n),
 		Servers:   lockServers(n.servers),
 		ZooKeeper: zk,
-	})
-	if err != nil {
-		return err
 	}
-	n.locker = l
+	// A lock that takes several keys together gets them all; any other
+	// is made once per item, on the item's key.
+	if s.lock.Multi && len(r.keys.items) > 1 {
+		env.Keys = r.keys.locks()
+	}
+	for i := range r.keys.items {
+		env.Key = r.keys.item(i).lock
+		l, err := s.lock.New(ctx, env)
+		if err != nil {
+			return err
+		}
+		n.lockers = append(n.lockers, l)
+		if env.Keys != nil {
+			break
+		}
+	}
 	return nil
 }
 
 func (s lockSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, owner string) {
+	if m, ok := n.lockers[0].(locks.MultiLocker); ok && len(r.keys.items) > 1 {
+		r.buyCart(ctx, n, rec.cart, user, owner, m)
+		return
+	}
+	locker := n.lockers[rec.item]
 	rec.acquiring()
-	lease, err := n.locker.Acquire(ctx, owner)
+	lease, err := locker.Acquire(ctx, owner)
 	if err != nil {
 		if errors.Is(err, locks.ErrNotObtained) {
 			rec.gaveUp()
@@ -188,7 +209,7 @@ func (s lockSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user,
 	rec.acquired(lease.Token())
 	nested := make([]locks.Lease, 0, r.cfg.Reentry)
 	for i := 0; i < r.cfg.Reentry; i++ {
-		l, err := n.locker.Acquire(ctx, owner)
+		l, err := locker.Acquire(ctx, owner)
 		if err != nil {
 			rec.fail()
 			r.release(ctx, n, rec, nested, lease)
@@ -232,7 +253,7 @@ func (r *run) release(ctx context.Context, n *node, rec *recorder, nested []lock
 // sends both through the fenced store.
 func (r *run) sale(ctx context.Context, n *node, rec *recorder, user string, token uint64) {
 	rec.reading()
-	stock, orders, err := read(ctx, n.client, &r.keys, user, token)
+	stock, orders, err := read(ctx, n.client, rec.k, user, token)
 	if err != nil {
 		rec.readFailed()
 		return
@@ -251,7 +272,7 @@ func (r *run) sale(ctx context.Context, n *node, rec *recorder, user string, tok
 		return
 	}
 	rec.writing()
-	applied, err := write(ctx, n.client, &r.keys, user, stock-1, token)
+	applied, err := write(ctx, n.client, rec.k, user, stock-1, token)
 	switch {
 	case err != nil && notSent(err):
 		rec.notSent()

@@ -38,16 +38,48 @@ type keys struct {
 	lock   string
 	fence  string // the store's highest fencing token seen
 	orders string // hash: user id → number of orders
+	// items are each item's keys; a sale of one item has one, these.
+	items []keys
 }
 
-func newKeys(prefix string) keys {
-	return keys{
+// newKeys returns the keys of a sale of n items. One item keeps the
+// seeds' names; item i of several has inventory00(i+1), lock:i, fence:i
+// and orders:i, so that the items share nothing.
+func newKeys(prefix string, n int) keys {
+	k := keys{
 		prefix: prefix,
 		stock:  prefix + "inventory001",
 		lock:   prefix + "lock",
 		fence:  prefix + "fence",
 		orders: prefix + "orders",
 	}
+	if n <= 1 {
+		k.items = []keys{k}
+		return k
+	}
+	for i := range n {
+		id := strconv.Itoa(i)
+		k.items = append(k.items, keys{
+			prefix: prefix,
+			stock:  fmt.Sprintf("%sinventory%03d", prefix, i+1),
+			lock:   prefix + "lock:" + id,
+			fence:  prefix + "fence:" + id,
+			orders: prefix + "orders:" + id,
+		})
+	}
+	return k
+}
+
+// item returns item i's keys.
+func (k *keys) item(i int) *keys { return &k.items[i] }
+
+// locks returns every item's lock key.
+func (k *keys) locks() []string {
+	out := make([]string, len(k.items))
+	for i := range k.items {
+		out[i] = k.items[i].lock
+	}
+	return out
 }
 
 // Orders live in one hash, one field per user counting that user's
@@ -135,8 +167,10 @@ func prepare(ctx context.Context, c *redis.Client, k *keys, stock int64, force b
 			return fmt.Errorf("%w: loading scripts: %v", ErrUnreachable, err)
 		}
 	}
-	if err := c.Set(ctx, k.stock, stock, 0).Err(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	for i := range k.items {
+		if err := c.Set(ctx, k.items[i].stock, stock, 0).Err(); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		}
 	}
 	return nil
 }
@@ -171,8 +205,31 @@ func clearPrefix(ctx context.Context, c *redis.Client, prefix string) error {
 	return scan(ctx, c, prefix, func(ks []string) error { return c.Unlink(ctx, ks...).Err() })
 }
 
-// audit reads the store's final state: the stock, and every user's orders.
+// audit reads the store's final state: the stock, and every user's
+// orders; of each item, and their sums, for a sale of several.
 func audit(ctx context.Context, c *redis.Client, k *keys) (history.Final, error) {
+	if len(k.items) == 1 {
+		return auditItem(ctx, c, k)
+	}
+	var f history.Final
+	for i := range k.items {
+		it, err := auditItem(ctx, c, &k.items[i])
+		if err != nil {
+			return history.Final{}, err
+		}
+		f.Items = append(f.Items, it)
+		f.Stock += it.Stock
+		f.Orders += it.Orders
+		f.DuplicateOrders += it.DuplicateOrders
+		f.DuplicateUsers = append(f.DuplicateUsers, it.DuplicateUsers...)
+	}
+	slices.Sort(f.DuplicateUsers)
+	f.DuplicateUsers = slices.Compact(f.DuplicateUsers)
+	return f, nil
+}
+
+// auditItem reads one counter's final state and its orders.
+func auditItem(ctx context.Context, c *redis.Client, k *keys) (history.Final, error) {
 	var f history.Final
 	var err error
 	if f.Stock, err = parseNil(c.Get(ctx, k.stock)); err != nil {

@@ -1,0 +1,258 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
+)
+
+// A sale of several items (Header.Items) keeps one counter, one set of
+// orders and one lock per item, and the items share nothing: a history of
+// K items is K independent histories, one per item, as porcupine
+// partitions a key-value history by key. Each is checked alone (the
+// witness check, porcupine's window, the audits, mutual exclusion among
+// the holders of that item's lock) and the reports add up, each reason
+// naming its item. What spans items, a cart that buys all its items or
+// none, is checked on the whole history (see checkCarts).
+
+// part is one item's history, with the index in the whole history of each
+// of its operations.
+type part struct {
+	item  int
+	h     history.History
+	index []int // index[i] is the whole history's index of h.Ops[i]
+}
+
+// split partitions h by item.
+func split(h *history.History) []part {
+	k := h.Header.ItemCount()
+	parts := make([]part, k)
+	for i := range parts {
+		p := &parts[i]
+		p.item = i
+		p.h.Header = h.Header
+		p.h.Header.Items, p.h.Header.Cart = 0, 0
+		p.h.Faults = h.Faults
+		p.h.Final = history.Final{Unknown: h.Final.Unknown}
+		if i < len(h.Final.Items) {
+			p.h.Final = h.Final.Items[i]
+			p.h.Final.Unknown = p.h.Final.Unknown || h.Final.Unknown
+		}
+	}
+	for i := range h.Ops {
+		p := &parts[h.Ops[i].Item]
+		p.h.Ops = append(p.h.Ops, h.Ops[i])
+		p.index = append(p.index, i)
+	}
+	return parts
+}
+
+// name is how reasons and notes name an item.
+func (p *part) name() string { return "item " + strconv.Itoa(p.item) }
+
+// checkItems checks each item of h on its own, in parallel, and adds the
+// reports up.
+func checkItems(h *history.History, opts Options) Report {
+	parts := split(h)
+	reps := make([]Report, len(parts))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i] = checkOne(&parts[i].h, opts)
+			parts[i].remap(&reps[i])
+		}()
+	}
+	wg.Wait()
+	r := merge(h, parts, reps, opts)
+	checkCarts(h, &r)
+	return r
+}
+
+// remap turns the part's operation indexes in r into the whole history's.
+func (p *part) remap(r *Report) {
+	fix := func(ref *OpRef) {
+		if ref != nil {
+			ref.Index = p.index[ref.Index]
+		}
+	}
+	fix(r.Data.FirstMismatch)
+	for i := range r.Lock.Pairs {
+		fix(&r.Lock.Pairs[i].A)
+		fix(&r.Lock.Pairs[i].B)
+	}
+	if o := r.Lock.FirstOvertake; o != nil {
+		fix(&o.Ahead)
+		fix(&o.Behind)
+	}
+	fix(r.Liveness.FirstRefused)
+	if r.Liveness.Fenced > 0 {
+		r.Liveness.firstFenced.op = p.index[r.Liveness.firstFenced.op]
+	}
+}
+
+// worse orders statuses from passing to failing.
+func worse(a, b Status) Status {
+	rank := map[Status]int{NotApplicable: 0, OK: 1, Unknown: 2, Illegal: 3, Violated: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// merge adds the items' reports up: counts are summed, a status is the
+// worst of the items', a first is the earliest, and every reason and note
+// names the items it comes from.
+func merge(h *history.History, parts []part, reps []Report, opts Options) Report {
+	var r Report
+	d, l, v := &r.Data, &r.Lock, &r.Liveness
+	d.Status, d.Linearizability.Status, l.Status, v.Status = NotApplicable, NotApplicable, NotApplicable, NotApplicable
+	r.Pass = true
+	for _, p := range reps {
+		pd, pl, pv := &p.Data, &p.Lock, &p.Liveness
+		d.Status = worse(d.Status, pd.Status)
+		d.Linearizability.Status = worse(d.Linearizability.Status, pd.Linearizability.Status)
+		d.Ops += pd.Ops
+		d.Segments += pd.Segments
+		d.Elapsed = max(d.Elapsed, pd.Elapsed)
+		if w := pd.FirstIllegal; w != nil && (d.FirstIllegal == nil || w.From < d.FirstIllegal.From) {
+			d.FirstIllegal = w
+		}
+		d.Sold += pd.Sold
+		d.Orders += pd.Orders
+		d.Oversold += pd.Oversold
+		d.LostOrders += pd.LostOrders
+		d.DuplicateOrders += pd.DuplicateOrders
+		d.DuplicateSales += pd.DuplicateSales
+		if pd.Mismatched > 0 && (d.FirstMismatch == nil || pd.FirstMismatch.From < d.FirstMismatch.From) {
+			d.FirstMismatch = pd.FirstMismatch
+		}
+		d.Mismatched += pd.Mismatched
+		d.NegativeStock = d.NegativeStock || pd.NegativeStock
+		d.FinalStock += pd.FinalStock
+		d.FinalUnknown = d.FinalUnknown || pd.FinalUnknown
+		d.Indeterminate += pd.Indeterminate
+
+		l.Status = worse(l.Status, pl.Status)
+		l.Fencing = pl.Fencing
+		l.Overlaps += pl.Overlaps
+		for _, o := range pl.Pairs {
+			if len(l.Pairs) < opts.withDefaults().MaxPairs {
+				l.Pairs = append(l.Pairs, o)
+			}
+		}
+		l.Lost += pl.Lost
+		if pl.Overtakes > 0 && (l.FirstOvertake == nil || pl.FirstOvertake.Behind.To < l.FirstOvertake.Behind.To) {
+			l.FirstOvertake = pl.FirstOvertake
+		}
+		l.Overtakes += pl.Overtakes
+
+		v.Status = worse(v.Status, pv.Status)
+		v.Unsold += pv.Unsold
+		v.GaveUp += pv.GaveUp
+		if pv.Refused > 0 && (v.FirstRefused == nil || pv.FirstRefused.From < v.FirstRefused.From) {
+			v.FirstRefused = pv.FirstRefused
+		}
+		v.Refused += pv.Refused
+		if pv.Fenced > 0 && v.Fenced == 0 {
+			v.firstFenced = pv.firstFenced
+		}
+		v.Fenced += pv.Fenced
+		v.SentAway += pv.SentAway
+		r.Pass = r.Pass && p.Pass
+	}
+	v.CutShort, v.CutBy = h.Header.CutShort, h.Header.CutBy
+	// Reasons and notes, each naming its items; the same sentence for
+	// several items is said once.
+	r.Reasons = byItem(parts, reps, func(p *Report) []string { return p.Reasons })
+	r.Notes = byItem(parts, reps, func(p *Report) []string { return p.Notes })
+	return r
+}
+
+// byItem gathers the sentences of every item's report, in the order they
+// first appear, each led by the items that said it.
+func byItem(parts []part, reps []Report, of func(*Report) []string) []string {
+	var order []string
+	items := make(map[string][]string)
+	for i := range reps {
+		for _, s := range of(&reps[i]) {
+			if _, ok := items[s]; !ok {
+				order = append(order, s)
+			}
+			items[s] = append(items[s], strconv.Itoa(parts[i].item))
+		}
+	}
+	var out []string
+	for _, s := range order {
+		names := items[s]
+		lead := words.Plural(int64(len(names)), "item ", "items ") + strings.Join(names, ", ")
+		if len(names) == len(parts) && len(parts) > 1 {
+			lead = "every item"
+		}
+		out = append(out, lead+": "+s)
+	}
+	return out
+}
+
+// checkCarts holds a sale of carts to all or none: a cart (the operations
+// of one buyer's attempt, one per item) that sold some of its items and
+// not others, or that was refused while none of its items was sold out or
+// already ordered, is broken. A cart with an item of unknown outcome, or
+// cut short, proves nothing either way.
+func checkCarts(h *history.History, r *Report) {
+	if h.Header.Cart < 2 {
+		return
+	}
+	type key struct {
+		client  int32
+		attempt int16
+	}
+	carts := make(map[key][]int)
+	for i := range h.Ops {
+		k := key{h.Ops[i].Client, h.Ops[i].Attempt}
+		carts[k] = append(carts[k], i)
+	}
+	var broken []int
+	for _, ops := range carts {
+		if len(ops) < 2 {
+			continue
+		}
+		var sold, refused, cause int
+		open := false
+		for _, i := range ops {
+			switch h.Ops[i].Outcome {
+			case history.Sold:
+				sold++
+			case history.CartRefused:
+				refused++
+			case history.SoldOut, history.Duplicate:
+				cause++
+			case history.Unknown, history.Pending, history.Crashed:
+				open = true
+			}
+		}
+		if open {
+			continue
+		}
+		if sold > 0 && sold < len(ops) || refused > 0 && cause == 0 {
+			broken = append(broken, slices.Min(ops))
+		}
+	}
+	if len(broken) == 0 {
+		return
+	}
+	slices.Sort(broken)
+	d := &r.Data
+	d.BrokenCarts = len(broken)
+	d.Status = Violated
+	r.Pass = false
+	op := &h.Ops[broken[0]]
+	r.Reasons = append(r.Reasons, fmt.Sprintf("%s not all or none (first: buyer %d attempt %d)",
+		words.Plural(int64(len(broken)), "1 cart was", words.Commas(int64(len(broken)))+" carts were"), op.Client, op.Attempt))
+}
