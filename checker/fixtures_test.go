@@ -414,7 +414,15 @@ func load(t testing.TB, name string) *history.History {
 // TestFixtures keeps testdata/ in step with the builders above; run it
 // with -update to rewrite the files.
 func TestFixtures(t *testing.T) {
-	for name, build := range fixtures {
+	writeFixtures(t, fixtures, "TestFixtures")
+}
+
+// writeFixtures compares each builder's history with its file in testdata/,
+// or rewrites the file when -update is given; test names the test to run
+// with -update.
+func writeFixtures(t *testing.T, builders map[string]func() *history.History, test string) {
+	t.Helper()
+	for name, build := range builders {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := history.Write(&buf, build()); err != nil {
@@ -432,7 +440,7 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, buf.Bytes()) {
-				t.Errorf("%s differs from its builder; run go test -run TestFixtures -update", path)
+				t.Errorf("%s differs from its builder; run go test -run %s -update", path, test)
 			}
 		})
 	}

@@ -1,9 +1,6 @@
 package checker
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -128,28 +125,7 @@ var itemFixtures = map[string]func() *history.History{
 // TestItemFixtures keeps the item fixtures in testdata/ in step with their
 // builders; run it with -update to rewrite the files.
 func TestItemFixtures(t *testing.T) {
-	for name, build := range itemFixtures {
-		t.Run(name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := history.Write(&buf, build()); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, buf.Bytes()) {
-				t.Errorf("%s differs from its builder; run go test -run TestItemFixtures -update", path)
-			}
-		})
-	}
+	writeFixtures(t, itemFixtures, "TestItemFixtures")
 }
 
 // TestCheckItems: each item's history is judged on its own, holders of
