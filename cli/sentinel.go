@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/lockbench/lockbench/harness"
 	"github.com/spf13/pflag"
 )
@@ -18,15 +16,7 @@ func sentinelFlags(fs *pflag.FlagSet, o *runOpts) {
 }
 
 // sentinelAddrs splits --sentinel into its addresses.
-func (o *runOpts) sentinelAddrs() []string {
-	var out []string
-	for _, a := range strings.Split(o.sentinel, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func (o *runOpts) sentinelAddrs() []string { return splitList(o.sentinel) }
 
 // resolveSentinel checks --sentinel and --sentinel-master against
 // --backend (before its default is filled in: --sentinel implies

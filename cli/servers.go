@@ -8,9 +8,13 @@ import (
 )
 
 // redisAddrs splits --redis into its addresses.
-func (o *runOpts) redisAddrs() []string {
+func (o *runOpts) redisAddrs() []string { return splitList(o.redis) }
+
+// splitList splits a comma list flag into its non-empty entries, spaces
+// trimmed.
+func splitList(s string) []string {
 	var out []string
-	for _, a := range strings.Split(o.redis, ",") {
+	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			out = append(out, a)
 		}
