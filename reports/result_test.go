@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/golden"
 )
 
 func TestNewRun(t *testing.T) {
@@ -116,7 +117,7 @@ func TestResultGolden(t *testing.T) {
 	if err := WriteJSON(&b, fixtureResult(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "result.golden.json", b.Bytes())
+	golden.Check(t, "result.golden.json", b.Bytes())
 }
 
 func TestRoundTrip(t *testing.T) {

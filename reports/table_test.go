@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/golden"
 )
 
 func TestWriteTable(t *testing.T) {
@@ -20,7 +22,7 @@ func TestWriteTable(t *testing.T) {
 			if err := WriteTable(&b, tt.runs); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, b.Bytes())
+			golden.Check(t, tt.golden, b.Bytes())
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/golden"
 	"github.com/lockbench/lockbench/reports"
 )
 
@@ -163,7 +164,7 @@ func TestHTMLGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			page := render(t, Options{}, tt.sources...)
-			golden(t, tt.name+".outline.golden", []byte(outline(t, page)))
+			golden.Check(t, tt.name+".outline.golden", []byte(outline(t, page)))
 			if again := render(t, Options{}, tt.sources...); !bytes.Equal(page, again) {
 				t.Errorf("two renderings of the same sources differ")
 			}
