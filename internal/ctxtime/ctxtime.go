@@ -1,4 +1,5 @@
-// Package ctxtime holds the one timing helper that locks and faults share.
+// Package ctxtime holds the one timing helper that locks, faults,
+// workload and sentinels share.
 package ctxtime
 
 import (
@@ -6,7 +7,8 @@ import (
 	"time"
 )
 
-// Sleep waits d, or until ctx ends, and then returns ctx's cause.
+// Sleep waits d and returns nil, or returns ctx's cause as soon as ctx
+// ends.
 func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
