@@ -2,7 +2,9 @@
 // ZooKeeper, mariadbd) as child processes: it keeps their output, watches
 // for their end and waits until they serve. internal/redistest, zktest
 // and mysqltest build on it, with loopback.Retry to start a server that
-// exited before it served again on a new port.
+// exited before it served again on a new port; so does package sentinels,
+// which lockbench itself runs for --backend=sentinel (Listen, which takes
+// a testing.TB, is for the tests only).
 package testproc
 
 import (
