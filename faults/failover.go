@@ -48,19 +48,19 @@ func failover(v values, seed uint64) (plan, error) {
 // fireFailover is one failover. A quiet moment first: a client has just
 // released the lock, every node is stopped at its next command, the lock
 // is free and the replica has every write, so that the primary will have
-// nothing the replica lacks but the next lock. Replication is held there,
-// the nodes run again, and the first client to get the lock is kept at
-// its acquired point (its lock checked to be on the primary alone; a
-// lock that made it to the replica is a missed window, tried again). The
-// primary stops until the Sentinels promote the replica, and comes back
-// as the new primary's replica; the nodes wait at their gates meanwhile,
-// as they would for a failover quicker than their command timeout. The
-// holder stays kept until a second
-// client has taken the lock on the new primary and read the stock; that
-// one is kept from writing until the first has read, half a lease at
-// most, so that both write from the same stock. A lock that waits for its
-// replica (lua-wait) is never granted while replication is held: the
-// failover comes after for, with nobody to keep.
+// nothing the replica lacks but the next lock. Replication is held
+// there, the nodes run again, and the first client to get the lock is
+// kept at its acquired point (its lock checked to be on the primary
+// alone; a lock that made it to the replica is a missed window, tried
+// again). The primary stops until the Sentinels promote the replica, and
+// comes back as the new primary's replica; the nodes are paused
+// meanwhile, as they would wait for a failover quicker than their
+// command timeout. The holder stays kept until a second client has taken
+// the lock on the new primary and read the stock; that one is kept from
+// writing until the first has read, half a lease at most, so that both
+// write from the same stock. A lock that waits for its replica
+// (lua-wait) is never granted while replication is held: the failover
+// comes after for, with nobody to keep.
 func fireFailover(ctx context.Context, in *Injector, c *workload.Controls, v values) {
 	wait := v.duration("for")
 	for range failoverTries {
@@ -79,7 +79,7 @@ func fireFailover(ctx context.Context, in *Injector, c *workload.Controls, v val
 			end()
 			return
 		}
-		// The nodes wait at their gates while the primary is stopped:
+		// The nodes are paused while the primary is stopped:
 		// their clients meet the new primary, not a wall of timeouts
 		// that would leave no buyer to take the lock after.
 		for i := range c.Nodes() {
@@ -113,10 +113,9 @@ func fireFailover(ctx context.Context, in *Injector, c *workload.Controls, v val
 
 // holdQuiet finds a quiet moment, holds replication there and catches
 // the next holder at its acquired point, kept until letGo; start is when
-// replication was held. holder is -1
-// when nobody took the lock within wait (replication stays held: the
-// failover follows); ok is false when the moment was missed and
-// replication runs again.
+// replication was held. holder is -1 when nobody took the lock within
+// wait (replication stays held: the failover follows); ok is false when
+// the moment was missed and replication runs again.
 func holdQuiet(ctx context.Context, in *Injector, c *workload.Controls, wait time.Duration) (holder int32, start int64, letGo func(), ok bool) {
 	_, free, err := in.catches.wait(ctx, locks.Released, nil, true, wait)
 	if err != nil {
@@ -131,14 +130,14 @@ func holdQuiet(ctx context.Context, in *Injector, c *workload.Controls, wait tim
 		}
 		free()
 	}
-	// Commands the gates let through before they closed land first.
+	// Commands let through before the pauses began land first.
 	sleep(ctx, 5*time.Millisecond)
 	quiet := false
 	deadline := time.Now().Add(wait / 2)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		held, err := c.LockHeld(ctx)
 		if err != nil || held {
-			break // someone got in before the gates closed
+			break // someone got in before the nodes were paused
 		}
 		if synced, err := c.ReplicaSynced(ctx); err == nil && synced {
 			quiet = true
