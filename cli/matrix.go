@@ -149,9 +149,9 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 func matrixErr(err error) error {
 	switch {
 	case errors.Is(err, matrix.ErrUnknownFault):
-		return flagErr("faults", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "matrix: ")))
+		return flagErr("faults", err)
 	case errors.Is(err, matrix.ErrNoCell):
-		return usageErr("--impl/--faults: %s", strings.TrimPrefix(err.Error(), "matrix: "))
+		return usageErr("--impl/--faults: %s", plain(err))
 	}
 	return err
 }

@@ -413,7 +413,7 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), er
 	servers, err := harness.Open(ctx, o.serverOptions(), o.needs)
 	if err != nil {
 		if errors.Is(err, harness.ErrServers) {
-			return fail(usageErr("%s", strings.TrimPrefix(err.Error(), "harness: ")))
+			return fail(usageErr("%s", plain(err)))
 		}
 		return fail(infraErr(ctx, err))
 	}
