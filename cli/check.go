@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result JSON instead of the table")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
+		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: lockbench check [flags] HISTORY|DIR...\n\nRe-checks histories written by --out, offline.\n\nFlags:\n%s%s", fs.FlagUsages(), checkExamples)
 			return nil
 		}

@@ -73,7 +73,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	fs := matrixFlags(&o)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
+		if errors.Is(err, pflag.ErrHelp) {
 			tidyDefaults(fs)
 			fmt.Fprintf(stdout, "Usage: lockbench matrix [flags]\n\nRuns the catalog's truth table: every implementation against every fault that applies to it, on a small workload, and prints the measured verdicts next to the expected ones. Exits 1 when a cell differs.\n\nFlags:\n%s%s", fs.FlagUsages(), matrixExamples)
 			return nil
