@@ -144,7 +144,7 @@ var (
 	// clients' command timeout: commands time out with unknown outcomes.
 	ServerPause Fault = &fault{
 		name:    "server-pause",
-		summary: "the server stops answering (CLIENT PAUSE, docker pause, or the embedded server's own hook) past the command timeout: unknown outcomes",
+		summary: "the server stops answering (CLIENT PAUSE, docker pause, SIGSTOP of the Sentinel topology's primary, or the embedded server's own hook) past the command timeout: unknown outcomes",
 		params: []Param{
 			{Name: "for", Doc: "pause length", Default: "1.5×command timeout", kind: durationKind,
 				def: func(v values) string { return round(v.env.CommandTimeout * 3 / 2).String() }},
