@@ -174,7 +174,7 @@ const (
 )
 
 // fairPartitionWhy is the measured truth of the fair lock under a cut.
-const fairPartitionWhy = "the catalog has no row for the fair lock; measured on redis-server over seeds 1-10 of the matrix's cell: 6 overlapped (the cut holder's lease ran out and the head of the queue took the lock), 2 stayed clean, and 2 stalled with units unsold: a waiter of the cut node at the head of the queue keeps its place until it lapses (Redisson's threadWaitTime, 5 minutes), and the lock goes to nobody else until then. The fair queue turns a partition into a stall when the cut node's waiter is first in line"
+const fairPartitionWhy = "the catalog has no partition cell for the fair lock; measured on redis-server over seeds 1-10 of the matrix's cell: 6 overlapped (the cut holder's lease ran out and the head of the queue took the lock), 2 stayed clean, and 2 stalled with units unsold: a waiter of the cut node at the head of the queue keeps its place until it lapses (Redisson's threadWaitTime, 5 minutes), and the lock goes to nobody else until then. The fair queue turns a partition into a stall when the cut node's waiter is first in line"
 
 // deadlockTimeout bounds the sales of the cells that expect a deadlock:
 // the matrix's sale ends in about a second when nothing is stuck, so a
