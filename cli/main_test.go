@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"os"
 	"testing"
 
@@ -9,22 +8,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestMain runs four subtests at once (the default is one per core): the
-// truth table's cells spend most of their time waiting on faults and
-// leases, not on the processor.
-//
-// With LOCKBENCH_TEST_MAIN=1 the test binary is lockbench itself, for the
-// tests that need a process of their own (signals). The MariaDB server
-// the MySQL tests share is stopped at the end. go-redis's own log lines
-// are dropped as main drops them, for the tests run the CLI in-process.
+// TestMain: with LOCKBENCH_TEST_MAIN=1 the test binary is lockbench
+// itself, for the tests that need a process of their own (signals). The
+// MariaDB server the MySQL tests share is stopped at the end. go-redis's
+// own log lines are dropped as main drops them, for the tests run the CLI
+// in-process.
 func TestMain(m *testing.M) {
 	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	redis.SetLogger(quietRedis{})
-	flag.Parse()
-	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == f.DefValue {
-		f.Value.Set("4")
-	}
 	os.Exit(mysqltest.Main(m))
 }
