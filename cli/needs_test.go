@@ -17,6 +17,9 @@ func TestRequiredServers(t *testing.T) {
 	t.Setenv(zkEnv, "")
 	noMySQLReason := harness.ServerOptions{}.Missing(workload.NeedsMySQL)
 	noZooKeeper := harness.ServerOptions{}.Missing(workload.NeedsZooKeeper)
+	noReplica := harness.ServerOptions{}.Missing(workload.NeedsReplica)
+	luaWait := "lua-wait not run: " + noReplica
+	luaWaitCells := "3 cells not run (" + noReplica + ")"
 	mysqlCells := "9 cells not run (" + noMySQLReason + ")"
 	zkCells := "9 cells not run (" + noZooKeeper + ")"
 	tests := []struct {
@@ -29,24 +32,26 @@ func TestRequiredServers(t *testing.T) {
 		{
 			name:    "all on the embedded server",
 			args:    []string{"--impl=all"},
-			leftOut: []string{"zookeeper, zookeeper-seed002 not run: " + noZooKeeper, "mysql, mysql-for-update, mysql-version not run: " + noMySQLReason},
-			cells:   []string{zkCells, mysqlCells},
+			leftOut: []string{luaWait, "zookeeper, zookeeper-seed002 not run: " + noZooKeeper, "mysql, mysql-for-update, mysql-version not run: " + noMySQLReason},
+			cells:   []string{luaWaitCells, zkCells, mysqlCells},
 		},
 		{
 			name:    "all on one real Redis leaves redlock out too",
 			args:    []string{"--impl=all", "--redis=127.0.0.1:6379"},
-			leftOut: []string{"redlock not run: runs on at least 3 independent Redis servers", "zookeeper, zookeeper-seed002 not run", "mysql, mysql-for-update, mysql-version not run"},
-			cells:   []string{"6 cells not run (runs on at least 3", zkCells, mysqlCells},
+			leftOut: []string{luaWait, "redlock not run: runs on at least 3 independent Redis servers", "zookeeper, zookeeper-seed002 not run", "mysql, mysql-for-update, mysql-version not run"},
+			cells:   []string{luaWaitCells, "6 cells not run (runs on at least 3", zkCells, mysqlCells},
 		},
 		{
 			name:    "all with every server given",
 			args:    []string{"--impl=all", "--mysql-dsn=root@tcp(127.0.0.1:3306)/", "--zk=127.0.0.1:2181"},
-			leftOut: nil,
+			leftOut: []string{luaWait},
+			cells:   []string{luaWaitCells},
 		},
 		{
 			name:    "all on docker: ZooKeeper and MariaDB in containers",
 			args:    []string{"--impl=all", "--backend=docker"},
-			leftOut: nil,
+			leftOut: []string{luaWait},
+			cells:   []string{luaWaitCells},
 		},
 		{name: "zookeeper and mysql named on docker", args: []string{"--impl=zookeeper,mysql", "--backend=docker"}},
 		{name: "--zk-image without docker", args: []string{"--impl=zookeeper", "--zk=127.0.0.1:2181", "--zk-image=zk:local"}, usage: "--zk-image applies to --backend=docker"},
@@ -55,6 +60,10 @@ func TestRequiredServers(t *testing.T) {
 		{name: "zookeeper named without --zk", args: []string{"--impl=zookeeper"}, usage: "--impl=zookeeper needs a ZooKeeper: give --zk"},
 		{name: "redlock named on one Redis", args: []string{"--impl=redlock", "--redis=127.0.0.1:6379"}, usage: "--impl=redlock runs on at least 3 independent Redis servers"},
 		{name: "redlock named on three", args: []string{"--impl=redlock", "--redis=127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}},
+		{name: "lua-wait named on one Redis", args: []string{"--impl=lua-wait", "--redis=127.0.0.1:6379"}, usage: "--impl=lua-wait waits for a replica"},
+		{name: "all on Sentinel leaves redlock out, runs lua-wait", args: []string{"--impl=all", "--backend=sentinel", "--mysql-dsn=root@tcp(127.0.0.1:3306)/", "--zk=127.0.0.1:2181"},
+			leftOut: []string{"redlock not run: runs on several independent Redis servers, not on a Sentinel's primary"},
+			cells:   []string{"6 cells not run (runs on several independent Redis servers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
