@@ -64,9 +64,20 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 	fs.Lookup("impl").Usage = "narrow the matrix to these implementations (comma list, or all)"
 	fs.Lookup("faults").Usage = "narrow the matrix to these faults (comma list of names; none is the no-fault column)"
 	fs.Lookup("ttl").Usage = "lock lease of the cells that do not set their own"
+	fs.Lookup("timeout").Usage = "bound on each cell's sale; one cut short is a liveness failure"
+	fs.Lookup("junit").Usage = "write a JUnit XML report to this file: one test case per cell, failed when it differs from the truth table"
+	// The gate's flags are refused here (runsOnly): they stay out of the
+	// help too.
+	for _, name := range runsOnly {
+		fs.MarkHidden(name)
+	}
 	fs.String("sweep", "", "run each cell whose fault has this duration parameter once per value of a range, rising, and report the smallest value that breaks the lock: PARAM=FROM..TO[/STEPS], the ends durations (50ms) or multiples of the cell's lease (0.5x), "+fmt.Sprint(faults.DefaultSweepSteps)+" steps unless given")
 	return fs
 }
+
+// runsOnly are the run's flags the matrix refuses: a cell is judged
+// against the truth table, not a baseline.
+var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio"}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts
@@ -84,7 +95,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (see lockbench matrix --help)", fs.Arg(0))
 	}
-	for _, name := range []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio"} {
+	for _, name := range runsOnly {
 		if fs.Changed(name) {
 			return usageErr("--%s applies to runs, not to the matrix (its cells are judged against the truth table)", name)
 		}
