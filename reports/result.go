@@ -178,7 +178,7 @@ type Run struct {
 	// DurationMS is the run's length in milliseconds, to the microsecond.
 	DurationMS float64 `json:"duration_ms"`
 	// Faults lists the faults injected while the run went on.
-	Faults []history.Fault `json:"faults"`
+	Faults FaultWindows `json:"faults"`
 	// Sales is units sold over time.
 	Sales Series `json:"sales"`
 	// History is the path of the saved history file, relative to the
@@ -298,4 +298,51 @@ func ReadFile(path string) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
+}
+
+// FaultWindows are a run's fault injections as result.json writes them:
+// each instant's unit in its key (start_ns, end_ns). A result written
+// before the keys said so (start, end) still reads.
+type FaultWindows []history.Fault
+
+// faultJSON is a fault window in result.json; Start and End are the
+// older keys, read only.
+type faultJSON struct {
+	Name    string `json:"name"`
+	Node    int    `json:"node"`
+	Client  int32  `json:"client"`
+	StartNS int64  `json:"start_ns"`
+	EndNS   int64  `json:"end_ns,omitempty"`
+	Params  string `json:"params,omitempty"`
+	Start   *int64 `json:"start,omitempty"`
+	End     *int64 `json:"end,omitempty"`
+}
+
+// MarshalJSON writes the windows with start_ns and end_ns, [] for none.
+func (fw FaultWindows) MarshalJSON() ([]byte, error) {
+	out := make([]faultJSON, len(fw))
+	for i, f := range fw {
+		out[i] = faultJSON{Name: f.Name, Node: f.Node, Client: f.Client, StartNS: f.Start, EndNS: f.End, Params: f.Params}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads the windows under either pair of keys.
+func (fw *FaultWindows) UnmarshalJSON(b []byte) error {
+	var in []faultJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*fw = make(FaultWindows, len(in))
+	for i, f := range in {
+		start, end := f.StartNS, f.EndNS
+		if f.Start != nil && start == 0 {
+			start = *f.Start
+		}
+		if f.End != nil && end == 0 {
+			end = *f.End
+		}
+		(*fw)[i] = history.Fault{Name: f.Name, Node: f.Node, Client: f.Client, Start: start, End: end, Params: f.Params}
+	}
+	return nil
 }

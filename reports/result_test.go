@@ -70,7 +70,7 @@ func TestNewRun(t *testing.T) {
 			if got.Sold != rep.Data.Sold || got.FirstIllegal != rep.Data.Linearizability.FirstIllegal {
 				t.Errorf("sold %d, first illegal %v: want the report's promoted, %d, %v", got.Sold, got.FirstIllegal, rep.Data.Sold, rep.Data.Linearizability.FirstIllegal)
 			}
-			if !reflect.DeepEqual(got.Faults, nonNil(h.Faults)) {
+			if !reflect.DeepEqual([]history.Fault(got.Faults), nonNil(h.Faults)) {
 				t.Errorf("faults = %+v, want %+v", got.Faults, h.Faults)
 			}
 			if got.Latency.Purchase.Count != int64(len(h.Ops)) {
