@@ -344,6 +344,9 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 		set = append(set, [2]string{"backend", "docker"}, [2]string{"redis-image", o.redisImage})
 	case backendSentinel:
 		set = append(set, [2]string{"backend", "sentinel"})
+		if o.sentinelDocker {
+			set = append(set, [2]string{"sentinel-docker", "true"}, [2]string{"redis-image", o.redisImage})
+		}
 	}
 	if o.zk != "" {
 		set = append(set, [2]string{"zk", o.zk})

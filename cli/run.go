@@ -73,6 +73,7 @@ type runOpts struct {
 	gate           gateOpts
 	sentinel       string // --sentinel: the Sentinels of a deployment
 	sentinelMaster string // --sentinel-master
+	sentinelDocker bool   // --sentinel-docker: lockbench's topology in containers
 
 	specs   []faults.Spec    // parsed from faults by validate
 	needs   workload.Needs   // the servers the implementations to run need; set by validate
@@ -144,10 +145,10 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.reads, "reads", 0, "percentage of buyers who only read an item's stock (the product page), under rw's read lock; each read is checked against the counter")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
-	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server) (default embedded, or redis when --redis is given)")
+	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server, in containers with --sentinel-docker) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.redlockServers, "redlock-servers", harness.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
-	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
+	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker and --sentinel-docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
@@ -442,6 +443,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		Via:            o.targetVia,
 		Sentinel:       o.sentinelAddrs(),
 		SentinelMaster: o.sentinelMaster,
+		SentinelDocker: o.sentinelDocker,
 	}
 }
 
@@ -633,8 +635,8 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 	default:
 		return usageErr("--backend: unknown backend %q; accepts embedded, redis, docker or sentinel", o.backendKind)
 	}
-	if fs.Changed("redis-image") && o.backendKind != backendDocker {
-		return usageErr("--redis-image applies to --backend=docker")
+	if fs.Changed("redis-image") && o.backendKind != backendDocker && !o.sentinelDocker {
+		return usageErr("--redis-image applies to --backend=docker and --sentinel-docker")
 	}
 	if o.redisImage == "" {
 		return usageErr("--redis-image must not be empty")

@@ -20,6 +20,10 @@ func TestSentinelUsage(t *testing.T) {
 		{[]string{"--sentinel-master=m"}, "--sentinel-master applies to --sentinel"},
 		{[]string{"--impl=lua-wait"}, "waits for a replica"},
 		{[]string{"--impl=lua", "--faults=failover"}, "failover needs the Sentinel topology"},
+		{[]string{"--sentinel-docker", "--backend=docker"}, "--sentinel-docker applies to --backend=sentinel"},
+		{[]string{"--sentinel-docker", "--sentinel=127.0.0.1:26379"}, "give one or the other"},
+		{[]string{"--sentinel-docker", "--redis=127.0.0.1:6379"}, "drop --redis"},
+		{[]string{"--backend=sentinel", "--redis-image=lockbench/redis:local"}, "--redis-image applies to --backend=docker and --sentinel-docker"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

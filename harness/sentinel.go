@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/sentinels"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -12,8 +13,9 @@ import (
 // BackendSentinel is a Redis primary with a replica, reached through
 // Sentinel: an existing deployment (ServerOptions.Sentinel), or the
 // topology lockbench starts on loopback (package sentinels: a primary, a
-// replica and three Sentinels, from Debian's redis-server), the only one
-// the failover fault can act on.
+// replica and three Sentinels, from Debian's redis-server, or in
+// containers of ServerOptions.RedisImage with SentinelDocker), the only
+// one the failover fault can act on.
 const BackendSentinel = "sentinel"
 
 // DefaultSentinelMaster is the master name of a Sentinel deployment when
@@ -38,12 +40,9 @@ func (o ServerOptions) sentinel(ctx context.Context) (workload.Backend, error) {
 	if len(o.Sentinel) > 0 {
 		return workload.DialSentinel(ctx, o.Sentinel, cmp.Or(o.SentinelMaster, DefaultSentinelMaster), o.RedisPassword, nil)
 	}
-	if !sentinels.Available() {
-		return nil, fmt.Errorf("%w: --backend=sentinel starts redis-server and redis-sentinel, which are not installed (apt-get install redis-server redis-sentinel); or give --sentinel=ADDR for a deployment of your own", ErrServers)
-	}
-	top, err := sentinels.Start(ctx)
+	top, err := o.startSentinels(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+		return nil, err
 	}
 	b, err := workload.DialSentinel(ctx, top.SentinelAddrs(), top.MasterName(), "", top)
 	if err != nil {
@@ -51,4 +50,25 @@ func (o ServerOptions) sentinel(ctx context.Context) (workload.Backend, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// startSentinels starts lockbench's own topology: in containers with
+// SentinelDocker (the relays and the levers stay in this process), else
+// as processes of this machine.
+func (o ServerOptions) startSentinels(ctx context.Context) (*sentinels.Topology, error) {
+	if o.SentinelDocker {
+		starter, err := containers.SentinelStarter(ctx, cmp.Or(o.RedisImage, containers.RedisImage))
+		if err != nil {
+			return nil, err
+		}
+		return sentinels.StartWith(ctx, starter)
+	}
+	if !sentinels.Available() {
+		return nil, fmt.Errorf("%w: --backend=sentinel starts redis-server and redis-sentinel, which are not installed (apt-get install redis-server redis-sentinel); or run them in containers (--sentinel-docker), or give --sentinel=ADDR for a deployment of your own", ErrServers)
+	}
+	top, err := sentinels.Start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+	}
+	return top, nil
 }

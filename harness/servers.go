@@ -83,6 +83,10 @@ type ServerOptions struct {
 	Sentinel []string
 	// SentinelMaster is the name the Sentinels know the primary by.
 	SentinelMaster string
+	// SentinelDocker runs BackendSentinel's own topology in containers
+	// of RedisImage instead of as processes of this machine (see
+	// sentinel.go).
+	SentinelDocker bool
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.

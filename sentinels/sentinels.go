@@ -1,7 +1,10 @@
 // Package sentinels runs the Redis topology of the failover fault on
 // this machine's loopback: a primary, a replica and three Sentinels
 // watching them, from Debian's redis-server (and redis-sentinel), each
-// server behind a relay that can hold the replication stream back.
+// server behind a relay that can hold the replication stream back. The
+// servers run as processes of this machine (Start), or wherever a Starter
+// puts them (StartWith: containers.SentinelStarter runs them in Docker);
+// the relays and the levers stay in lockbench's process either way.
 //
 // Everyone reaches a server by its relay's address: the clients, the
 // Sentinels, and the replica for its replication link; each server
@@ -9,7 +12,8 @@
 // knows every server by its relay, and whichever server is the primary
 // after a failover, its replicas replicate through a relay too. Holding
 // replication (HoldReplication) stops the primary's stream at the relay;
-// pausing the primary (SIGSTOP) past down-after-milliseconds makes the
+// pausing the primary (SIGSTOP, or docker pause) past
+// down-after-milliseconds makes the
 // Sentinels promote the replica, which then lacks what was held.
 //
 // harness.Open starts a Topology for --backend=sentinel; the tests use
@@ -21,17 +25,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/internal/testproc"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -66,22 +66,19 @@ func Available() bool {
 // Server is one redis-server of the topology.
 type Server struct {
 	relay *relay
-	proc  *testproc.Proc
+	proc  Process
 	addr  string // the server's own address, behind the relay
 }
 
 // Addr is the address everyone reaches the server by: its relay's.
 func (s *Server) Addr() string { return s.relay.Addr() }
 
-// Pid is the server's process id.
-func (s *Server) Pid() int { return s.proc.Pid() }
-
 // Topology is a primary, a replica and three Sentinels lockbench started.
 type Topology struct {
+	starter   Starter
 	servers   []*Server
-	sentinels []*testproc.Proc
+	sentinels []Process
 	addrs     []string // the Sentinels'
-	dir       string
 	version   string
 }
 
@@ -89,20 +86,23 @@ type Topology struct {
 // Sentinels to know each other and the replica.
 const startTimeout = 15 * time.Second
 
-// Start runs the topology: the primary, a replica replicating from it,
-// three Sentinels with a quorum of two; it returns once the replica is in
-// sync and every Sentinel knows the replica and the two others. Close
-// stops it all.
+// Start runs the topology as processes of this machine (Local): the
+// primary, a replica replicating from it, three Sentinels with a quorum
+// of two; it returns once the replica is in sync and every Sentinel knows
+// the replica and the two others. Close stops it all.
 func Start(ctx context.Context) (*Topology, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, ErrUnavailable
-	}
-	dir, err := os.MkdirTemp("", "lockbench-sentinel-")
+	s, err := Local()
 	if err != nil {
 		return nil, err
 	}
-	t := &Topology{dir: dir}
+	return StartWith(ctx, s)
+}
+
+// StartWith runs the topology as Start does, each server and Sentinel
+// started by s. The topology owns s from then on: Close (or a failed
+// start) stops every process, then closes s.
+func StartWith(ctx context.Context, s Starter) (*Topology, error) {
+	t := &Topology{starter: s}
 	fail := func(err error) (*Topology, error) {
 		t.Close()
 		return nil, err
@@ -110,7 +110,7 @@ func Start(ctx context.Context) (*Topology, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*startTimeout)
 	defer cancel()
 	for i := range 2 {
-		s, err := t.startServer(ctx, bin, i)
+		s, err := t.startServer(ctx, i)
 		if err != nil {
 			return fail(err)
 		}
@@ -119,8 +119,8 @@ func Start(ctx context.Context) (*Topology, error) {
 	if err := t.waitSynced(ctx); err != nil {
 		return fail(err)
 	}
-	for i := range 3 {
-		if err := t.startSentinel(ctx, bin, i); err != nil {
+	for range 3 {
+		if err := t.startSentinel(ctx); err != nil {
 			return fail(err)
 		}
 	}
@@ -136,16 +136,15 @@ func Start(ctx context.Context) (*Topology, error) {
 
 // startServer starts server i behind its relay: the first as the
 // primary, the others as its replicas.
-func (t *Topology) startServer(ctx context.Context, bin string, i int) (*Server, error) {
+func (t *Topology) startServer(ctx context.Context, i int) (*Server, error) {
 	rl, err := newRelay()
 	if err != nil {
 		return nil, err
 	}
-	s, err := loopback.Retry(ctx, testproc.ErrExited, func(port int, addr string) (*Server, error) {
+	s, err := loopback.Retry(ctx, ErrExited, func(port int, addr string) (*Server, error) {
 		args := []string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--daemonize", "no",
-			"--dir", t.dir, "--dbfilename", fmt.Sprintf("dump-%d-%d.rdb", i, port),
 			// Known by its relay when it is a replica.
 			"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", strconv.Itoa(rl.port()),
 			// A full sync now, not after the default 5 s: the old primary
@@ -155,73 +154,42 @@ func (t *Topology) startServer(ctx context.Context, bin string, i int) (*Server,
 		if i > 0 {
 			args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(t.servers[0].relay.port()))
 		}
-		p, err := testproc.Start(exec.Command(bin, args...))
+		p, err := t.starter.Server(ctx, port, args)
 		if err != nil {
-			return nil, err
-		}
-		if err := waitPing(p, "redis-server", addr); err != nil {
 			return nil, err
 		}
 		return &Server{proc: p, addr: addr}, nil
 	})
 	if err != nil {
 		rl.close()
-		return nil, fmt.Errorf("sentinels: starting redis-server: %w", err)
+		return nil, errStarter("redis-server", err)
 	}
 	s.relay = rl
 	rl.start(s.addr)
 	return s, nil
 }
 
-// startSentinel starts Sentinel i with its own configuration file.
-func (t *Topology) startSentinel(ctx context.Context, bin string, i int) error {
+// startSentinel starts a Sentinel watching the primary by its relay.
+func (t *Topology) startSentinel(ctx context.Context) error {
 	primary := t.servers[0].relay.port()
-	addr, err := loopback.Retry(ctx, testproc.ErrExited, func(port int, addr string) (string, error) {
-		conf := filepath.Join(t.dir, fmt.Sprintf("sentinel-%d-%d.conf", i, port))
-		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\nprotected-mode no\ndir %s\n", port, t.dir) +
+	addr, err := loopback.Retry(ctx, ErrExited, func(port int, addr string) (string, error) {
+		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\nprotected-mode no\n", port) +
 			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\n", MasterName, primary) +
 			fmt.Sprintf("sentinel down-after-milliseconds %s %d\n", MasterName, DownAfter.Milliseconds()) +
 			fmt.Sprintf("sentinel failover-timeout %s %d\n", MasterName, FailoverTimeout.Milliseconds()) +
 			fmt.Sprintf("sentinel parallel-syncs %s 1\n", MasterName)
-		// Sentinel rewrites its file: the file must be its own.
-		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-			return "", err
-		}
-		cmd := exec.Command(bin, conf, "--sentinel")
-		if s, err := exec.LookPath("redis-sentinel"); err == nil {
-			cmd = exec.Command(s, conf)
-		}
-		p, err := testproc.Start(cmd)
+		p, err := t.starter.Sentinel(ctx, port, conf)
 		if err != nil {
-			return "", err
-		}
-		if err := waitPing(p, "redis-sentinel", addr); err != nil {
 			return "", err
 		}
 		t.sentinels = append(t.sentinels, p)
 		return addr, nil
 	})
 	if err != nil {
-		return fmt.Errorf("sentinels: starting redis-sentinel: %w", err)
+		return errStarter("redis-sentinel", err)
 	}
 	t.addrs = append(t.addrs, addr)
 	return nil
-}
-
-// waitPing waits until the process answers PING at addr.
-func waitPing(p *testproc.Proc, name, addr string) error {
-	c := redis.NewClient(options(addr))
-	defer c.Close()
-	return p.Wait(name, addr, startTimeout, 20*time.Millisecond, func() error {
-		conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
-		if err != nil {
-			return err
-		}
-		conn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		defer cancel()
-		return c.Ping(ctx).Err()
-	})
 }
 
 // options are the options of the topology's own clients (RESP2, no
@@ -333,6 +301,10 @@ func (t *Topology) SentinelAddrs() []string { return append([]string(nil), t.add
 // MasterName is the name the Sentinels know the primary by.
 func (t *Topology) MasterName() string { return MasterName }
 
+// Where says where the servers run: "" for this machine's processes,
+// "in docker (IMAGE)" for containers (the Starter's Where).
+func (t *Topology) Where() string { return t.starter.Where() }
+
 // Version is the servers' redis_version.
 func (t *Topology) Version() string { return t.version }
 
@@ -431,9 +403,9 @@ func (t *Topology) ReplicaHas(ctx context.Context, key string) (bool, error) {
 	return false, nil
 }
 
-// Failover stops the primary (SIGSTOP) until the Sentinels have promoted
+// Failover stops the primary (SIGSTOP, docker pause) until the Sentinels have promoted
 // a replica, within bound, ends any hold of replication, then lets the
-// old primary run again (SIGCONT): the
+// old primary run again (SIGCONT, docker unpause): the
 // Sentinels make it a replica of the new primary, and its data is
 // replaced by the new primary's. It returns the old and the new
 // primary's addresses once the old primary is in sync with the new one
@@ -446,7 +418,7 @@ func (t *Topology) Failover(ctx context.Context, bound time.Duration) (from, to 
 	from = p.Addr()
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	if err := p.proc.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.proc.Pause(ctx); err != nil {
 		return from, "", err
 	}
 	err = poll(ctx, "promotion of a replica", func() (bool, error) {
@@ -458,7 +430,9 @@ func (t *Topology) Failover(ctx context.Context, bound time.Duration) (from, to 
 	// relay held back goes nowhere now, and the new primary's stream to
 	// the old one must flow.
 	t.HoldReplication(false)
-	p.proc.Signal(syscall.SIGCONT)
+	if rerr := p.proc.Resume(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return from, "", fmt.Errorf("%w within %v: %v", ErrFailover, bound, err)
 	}
@@ -482,32 +456,36 @@ func portOf(addr string) string {
 	return port
 }
 
-// Pause stops the primary (SIGSTOP) for d, then lets it run (SIGCONT).
-// Longer than DownAfter, it is a failover.
+// Pause stops the primary (SIGSTOP, docker pause) for d, then lets it
+// run. Longer than DownAfter, it is a failover.
 func (t *Topology) Pause(ctx context.Context, d time.Duration) error {
 	p, err := t.Primary(ctx)
 	if err != nil {
 		return err
 	}
-	if err := p.proc.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.proc.Pause(ctx); err != nil {
 		return err
 	}
 	go func() {
 		time.Sleep(d)
-		p.proc.Signal(syscall.SIGCONT)
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		p.proc.Resume(ctx)
 	}()
 	return nil
 }
 
 // Close stops the Sentinels, the servers and their relays, and removes
-// their files.
+// their files (and containers).
 func (t *Topology) Close() error {
+	var errs []error
 	for _, p := range t.sentinels {
-		p.Kill()
+		errs = append(errs, p.Stop())
 	}
 	for _, s := range t.servers {
-		s.proc.Kill()
+		errs = append(errs, s.proc.Stop())
 		s.relay.close()
 	}
-	return os.RemoveAll(t.dir)
+	errs = append(errs, t.starter.Close())
+	return errors.Join(errs...)
 }

@@ -34,8 +34,12 @@ type FailoverLevers interface {
 	// replica (within bound), ends any hold, lets the old primary run
 	// again and returns once it is the new primary's replica.
 	Failover(ctx context.Context, bound time.Duration) (from, to string, err error)
-	// Pause stops the primary for d (SIGSTOP, SIGCONT).
+	// Pause stops the primary for d (SIGSTOP and SIGCONT, or docker
+	// pause and unpause).
 	Pause(ctx context.Context, d time.Duration) error
+	// Where says where the servers run, for the backend's name: "" for
+	// processes of this machine, "in docker (IMAGE)" for containers.
+	Where() string
 	// Close stops the topology.
 	Close() error
 }
@@ -90,6 +94,9 @@ func (s *Sentinel) Name() string {
 	who := "Sentinels at " + strings.Join(s.addrs, ",")
 	if s.levers != nil {
 		who = "a replica and 3 Sentinels started by lockbench"
+		if w := s.levers.Where(); w != "" {
+			who += " " + w
+		}
 	}
 	return fmt.Sprintf("redis %s via Sentinel (master %q, %s)", s.version, s.master, who)
 }
@@ -123,7 +130,8 @@ func (s *Sentinel) FailoverOptions(o *redis.Options) *redis.FailoverOptions {
 // Levers are the topology's, nil when lockbench did not start it.
 func (s *Sentinel) Levers() FailoverLevers { return s.levers }
 
-// Pause implements Pauser: the primary stops (SIGSTOP) for d when
+// Pause implements Pauser: the primary stops (SIGSTOP, or docker pause
+// when its topology runs in containers) for d when
 // lockbench started the topology, else CLIENT PAUSE ALL on it. A pause
 // longer than the Sentinels' down-after-milliseconds is a failover.
 func (s *Sentinel) Pause(ctx context.Context, d time.Duration) error {
