@@ -84,6 +84,17 @@ func (p *skewPlan) probe(ctx context.Context, in *Injector, _ *workload.Controls
 // "after", "every"), on the node its "node" parameter names when onNode,
 // else on the server (node -1), recorded for as long as act runs.
 func scheduled(name string, onNode bool, act func(ctx context.Context, c *workload.Controls, node int, v values)) func(values, uint64) (plan, error) {
+	return scheduledWindow(name, onNode, func(ctx context.Context, c *workload.Controls, node int, v values, window func() func()) {
+		end := window()
+		defer end()
+		act(ctx, c, node, v)
+	})
+}
+
+// scheduledWindow is scheduled for a fault that says itself when its
+// window opens and closes: act calls window when the fault has taken
+// hold, and the function it returns when it is about to let go.
+func scheduledWindow(name string, onNode bool, act func(ctx context.Context, c *workload.Controls, node int, v values, window func() func())) func(values, uint64) (plan, error) {
 	return func(v values, seed uint64) (plan, error) {
 		node := -1
 		if onNode {
@@ -95,16 +106,16 @@ func scheduled(name string, onNode bool, act func(ctx context.Context, c *worklo
 		}
 		at := schedule(seed, v.count("count"), v.duration("after"), v.duration("every"))
 		return &timedPlan{v: v, at: at, fire: func(ctx context.Context, _ *Injector, c *workload.Controls, v values) {
-			end := record(c, name, node, -1, v)
-			defer end()
-			act(ctx, c, node, v)
+			act(ctx, c, node, v, func() func() { return record(c, name, node, -1, v) })
 		}}, nil
 	}
 }
 
-// pauseInstance stops an instance of a service under test for a while.
-var pauseInstance = scheduled("pause-instance", true, func(ctx context.Context, c *workload.Controls, node int, v values) {
-	c.PauseInstance(ctx, node, v.duration("for"))
+// pauseInstance stops an instance of a service under test for a while;
+// its window is the time the instance was stopped, which a docker pause
+// takes a while to reach.
+var pauseInstance = scheduledWindow("pause-instance", true, func(ctx context.Context, c *workload.Controls, node int, v values, window func() func()) {
+	c.PauseInstance(ctx, node, v.duration("for"), window)
 })
 
 // crashInstance kills an instance of a service under test and starts it

@@ -122,8 +122,16 @@ func (c *Controls) RestartServer(ctx context.Context) error {
 // (it is resumed then too): SIGSTOP and SIGCONT of its process, or docker
 // pause and unpause of its container. It fails with ErrUnsupported when
 // neither is known.
-func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration) error {
-	return c.r.instances.pause(ctx, i, d)
+//
+// frozen, if not nil, is called once the instance is stopped (a docker
+// pause can take a while to take hold), and the function it returns just
+// before it is let run again: a window recorded between the two lies
+// within the freeze, so that nothing the instance answers can fall in it.
+func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration, frozen func() (thawing func())) error {
+	if frozen == nil {
+		frozen = func() func() { return func() {} }
+	}
+	return c.r.instances.pause(ctx, i, d, frozen)
 }
 
 // CrashInstance kills instance i of a service under test (SIGKILL: its

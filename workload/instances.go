@@ -31,9 +31,9 @@ func newInstances(s *Servers) *instances {
 
 // pause stops instance i for d (or until ctx ends): its process, or its
 // container.
-func (in *instances) pause(ctx context.Context, i int, d time.Duration) error {
+func (in *instances) pause(ctx context.Context, i int, d time.Duration, frozen func() func()) error {
 	if i >= 0 && i < len(in.containers) {
-		return pauseContainer(ctx, in.containers[i], d)
+		return pauseContainer(ctx, in.containers[i], d, frozen)
 	}
 	pid, err := in.pid(i)
 	if err != nil {
@@ -42,18 +42,22 @@ func (in *instances) pause(ctx context.Context, i int, d time.Duration) error {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pid, err)
 	}
-	defer syscall.Kill(pid, syscall.SIGCONT)
+	thawing := frozen()
 	ctxtime.Sleep(ctx, d)
+	thawing()
+	syscall.Kill(pid, syscall.SIGCONT)
 	return nil
 }
 
 // pauseContainer freezes a container with the docker command (the cgroup
 // freezer: every process in it stops) for d, then thaws it.
-func pauseContainer(ctx context.Context, id string, d time.Duration) error {
+func pauseContainer(ctx context.Context, id string, d time.Duration, frozen func() func()) error {
 	if out, err := exec.CommandContext(ctx, "docker", "pause", id).CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: docker pause %s: %v: %s", ErrUnsupported, id, err, bytes.TrimSpace(out))
 	}
+	thawing := frozen()
 	ctxtime.Sleep(ctx, d)
+	thawing()
 	// Thawed even when the run ends meanwhile: never leave it frozen.
 	return exec.Command("docker", "unpause", id).Run()
 }
