@@ -130,26 +130,7 @@ func (p *nodePause) expire(on chan struct{}) {
 // sees no command pass during a pause, however the goroutines are
 // scheduled.
 func (p *nodePause) pass(ctx context.Context, sent *atomic.Int64, n int64) error {
-	for {
-		p.mu.Lock()
-		if err := ctx.Err(); err != nil {
-			p.mu.Unlock()
-			return context.Cause(ctx)
-		}
-		c := p.blocked(ctx)
-		if c == nil {
-			sent.Add(n)
-			p.mu.Unlock()
-			return nil
-		}
-		p.stops++
-		p.mu.Unlock()
-		select {
-		case <-c:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+	return p.hold(ctx, true, func() { sent.Add(n) })
 }
 
 // state reads sent, whether a pause is on, and how many pauses have
@@ -164,10 +145,25 @@ func (p *nodePause) state(sent *atomic.Int64) (n int64, paused bool, pauses int6
 // ctx ends. A waiter woken while the pause goes on (letThrough wakes them
 // all) waits anew.
 func (p *nodePause) wait(ctx context.Context) error {
+	return p.hold(ctx, false, nil)
+}
+
+// hold is pass and wait: it returns nil once ctx's client may go on,
+// having called let (if any) under the pause's lock, or ctx's cause when
+// ctx ends while it waits; ended makes a ctx that has already ended fail
+// at once, pause or not.
+func (p *nodePause) hold(ctx context.Context, ended bool, let func()) error {
 	for {
 		p.mu.Lock()
+		if ended && ctx.Err() != nil {
+			p.mu.Unlock()
+			return context.Cause(ctx)
+		}
 		c := p.blocked(ctx)
 		if c == nil {
+			if let != nil {
+				let()
+			}
 			p.mu.Unlock()
 			return nil
 		}
