@@ -397,9 +397,11 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), er
 		done()
 		return nil, nil, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// sig, not the named result: fail sets that to nil while this
+	// goroutine may still be about to read it.
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	undo = append(undo, stop)
-	go func() { <-ctx.Done(); stop() }()
+	go func() { <-sig.Done(); stop() }()
 	if o.cpuprofile != "" {
 		f, err := os.Create(o.cpuprofile)
 		if err != nil {
@@ -411,16 +413,16 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), er
 		}
 		undo = append(undo, pprof.StopCPUProfile)
 	}
-	servers, err := harness.Open(ctx, o.serverOptions(), o.needs)
+	servers, err := harness.Open(sig, o.serverOptions(), o.needs)
 	if err != nil {
 		if errors.Is(err, harness.ErrServers) {
 			return fail(usageErr("%s", plain(err)))
 		}
-		return fail(infraErr(ctx, err))
+		return fail(infraErr(sig, err))
 	}
 	o.servers = servers
 	undo = append(undo, servers.Close)
-	return ctx, done, nil
+	return sig, done, nil
 }
 
 // serverOptions are the servers the flags name.
