@@ -226,7 +226,9 @@ func writeMatrixJUnit(path string, result *reports.Result) error {
 }
 
 func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
-	fmt.Fprintf(w, "backend: %s\n", result.Config.Backend)
+	if result.Config.Backend != "" {
+		fmt.Fprintf(w, "backend: %s\n", result.Config.Backend)
+	}
 	if result.Config.MySQL != "" {
 		fmt.Fprintf(w, "mysql: %s\n", result.Config.MySQL)
 	}
