@@ -448,7 +448,30 @@ func (t *Topology) Failover(ctx context.Context, bound time.Duration) (from, to 
 		return err == nil && field(info, "role") == "slave" && field(info, "master_link_status") == "up" &&
 			field(info, "master_port") == portOf(to), err
 	})
-	return from, to, err
+	if err != nil {
+		return from, to, err
+	}
+	// The Sentinels learn the new primary from each other's hello
+	// messages, a second or two apart: until all of them give it, a
+	// client that asks a late one is sent to the old primary, now a
+	// replica, and its writes fail with READONLY.
+	return from, to, poll(ctx, "every Sentinel giving the new primary", func() (bool, error) {
+		return t.agree(ctx, to)
+	})
+}
+
+// agree reports whether every Sentinel gives addr as the primary.
+func (t *Topology) agree(ctx context.Context, addr string) (bool, error) {
+	for _, a := range t.addrs {
+		v, err := do(ctx, a, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MasterName).StringSlice()
+		if err != nil {
+			return false, err
+		}
+		if len(v) != 2 || net.JoinHostPort(v[0], v[1]) != addr {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func portOf(addr string) string {
