@@ -26,11 +26,7 @@ func TestCutBy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := workload.StartEmbedded()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
+			b := embedded(t)
 			ctx := t.Context()
 			if tt.parent > 0 {
 				var cancel context.CancelFunc

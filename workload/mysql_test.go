@@ -155,12 +155,8 @@ func TestMySQLTablesInUse(t *testing.T) {
 }
 
 func TestMySQLNeedsServer(t *testing.T) {
-	b, err := workload.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	_, err = workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: workload.SQLSale(workload.SQLConditional), Servers: &workload.Servers{Redis: b},
+	b := embedded(t)
+	_, err := workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: workload.SQLSale(workload.SQLConditional), Servers: &workload.Servers{Redis: b},
 		Workload: workload.Workload{Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second}})
 	if !errors.Is(err, workload.ErrMissingServer) {
 		t.Errorf("Run without MySQL: error %v, want ErrMissingServer", err)
