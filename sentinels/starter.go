@@ -58,7 +58,9 @@ type Process interface {
 var ErrExited = testproc.ErrExited
 
 // Ping reports whether a redis-server or Sentinel answers PING at addr:
-// the readiness probe of a Starter.
+// the readiness probe of a Starter and of the test helpers' servers. It
+// dials first: go-redis logs every refused dial, and a server that is
+// starting refuses a few.
 func Ping(ctx context.Context, addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 	if err != nil {

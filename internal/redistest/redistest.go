@@ -7,7 +7,6 @@ package redistest
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/testproc"
+	"github.com/lockbench/lockbench/sentinels"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -71,19 +71,8 @@ func start(t testing.TB, bin string, port int, addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c := redis.NewClient(options(addr))
-	defer c.Close()
 	err = p.Wait("redis-server", addr, startTimeout, 20*time.Millisecond, func() error {
-		// Dial first: go-redis logs every refused dial, and a server
-		// that is starting refuses a few.
-		conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
-		if err != nil {
-			return err
-		}
-		conn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		defer cancel()
-		return c.Ping(ctx).Err()
+		return sentinels.Ping(context.Background(), addr)
 	})
 	if err != nil {
 		return "", err
