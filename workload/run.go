@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 )
@@ -420,12 +421,7 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 	// far behind the system falls.
 	for i := 0; i < r.cfg.Clients; i++ {
 		if d := time.Duration(r.arrival(i) - r.now()); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
+			ctxtime.Sleep(ctx, d)
 		}
 		if ctx.Err() != nil {
 			break
