@@ -119,6 +119,7 @@ var commands = []command{
 	{"list", "list the lock implementations", listCmd},
 	{"report", "write the HTML report of saved results, or compare several", reportCmd},
 	{"version", "print the version", versionCmd},
+	{"node", "run one node of a sale whose coordinator runs elsewhere (--node-mode)", nodeCmd},
 }
 
 // quietRedis drops go-redis's own log lines (a pool's dial failures, a
@@ -152,7 +153,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if args[0] != "" && args[0][0] != '-' {
-			return usageErr("unknown command %q (commands: run, matrix, check, list, report, version; see lockbench --help)", args[0])
+			return usageErr("unknown command %q (commands: run, matrix, check, list, report, version, node; see lockbench --help)", args[0])
 		}
 	}
 	return runCmd(args, stdout, stderr)

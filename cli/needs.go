@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/matrix"
+	"github.com/lockbench/lockbench/workload"
 )
 
 // leftOut is an implementation --impl=all left out, and why.
@@ -25,6 +26,11 @@ func (o *runOpts) require(impls []harness.Impl) ([]harness.Impl, error) {
 	var out []harness.Impl
 	for _, im := range impls {
 		reason := so.Missing(im.Needs())
+		if reason == "" && o.nodeMode != "inproc" {
+			if err := workload.SupportsNodes(o.nodeMode, im.Name, im.Sale, nil); err != nil {
+				reason = plain(err)
+			}
+		}
 		if reason == "" {
 			out = append(out, im)
 			continue

@@ -74,6 +74,10 @@ type runOpts struct {
 	sentinel       string // --sentinel: the Sentinels of a deployment
 	sentinelMaster string // --sentinel-master
 	sentinelDocker bool   // --sentinel-docker: lockbench's topology in containers
+	nodeMode       string // --node-mode
+	listen         string // --coordinator-listen
+	clockError     time.Duration
+	nodesPlan      harness.Nodes
 
 	specs   []faults.Spec    // parsed from faults by validate
 	needs   workload.Needs   // the servers the implementations to run need; set by validate
@@ -145,6 +149,9 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.reads, "reads", 0, "percentage of buyers who only read an item's stock (the product page), under rw's read lock; each read is checked against the counter")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
+	fs.StringVar(&o.nodeMode, "node-mode", "inproc", "where the nodes run: inproc (goroutines of lockbench), process (each a child process: pause-holder is a SIGSTOP of it, crash-holder a SIGKILL, and it is started again), docker (each in a container: docker pause, docker kill) or remote (nodes started elsewhere with lockbench node dial --coordinator-listen, e.g. a Kubernetes Indexed Job; see docs/kubernetes.md)")
+	fs.StringVar(&o.listen, "coordinator-listen", "", "with --node-mode=remote: the host:port the coordinator listens on for its nodes (process and docker nodes use a loopback port)")
+	fs.DurationVar(&o.clockError, "clock-error", 0, "widen every interval of the history by at least this clock error before checking: with remote nodes, a floor on the bound measured of their clocks, for drift")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server, in containers with --sentinel-docker) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.redlockServers, "redlock-servers", harness.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
@@ -252,6 +259,18 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 		return nil, usageErr("--reads is a percentage of the buyers, 0 to 100, got %d", o.reads)
 	case o.workers < 0:
 		return nil, usageErr("--workers must not be negative, got %d", o.workers)
+	case !slices.Contains(nodeModes, o.nodeMode):
+		return nil, usageErr("--node-mode must be one of %s, got %q", strings.Join(nodeModes, ", "), o.nodeMode)
+	case o.nodeMode == "remote" && o.listen == "":
+		return nil, usageErr("--node-mode=remote needs --coordinator-listen=HOST:PORT, where its nodes (lockbench node --coordinator=...) dial in")
+	case o.listen != "" && o.nodeMode != "remote":
+		return nil, usageErr("--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice")
+	case o.nodeMode != "inproc" && (o.backendKind == "sentinel" || o.sentinel != ""):
+		return nil, usageErr("--node-mode=%s: the Sentinel topology's clients are not carried to nodes in processes yet; use --node-mode=inproc with Sentinel", o.nodeMode)
+	case o.nodeMode != "inproc" && o.target != "":
+		return nil, usageErr("--node-mode=%s drives lockbench's own sales; with --target the service's instances are the processes", o.nodeMode)
+	case o.clockError < 0:
+		return nil, usageErr("--clock-error must not be negative, got %v", o.clockError)
 	case o.pool < 1:
 		return nil, usageErr("--pool must be at least 1, got %d", o.pool)
 	case o.timeout <= 0:
@@ -413,6 +432,9 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), er
 		}
 		undo = append(undo, pprof.StopCPUProfile)
 	}
+	if o.nodesPlan, err = o.nodesFor(); err != nil {
+		return fail(err)
+	}
 	servers, err := harness.Open(sig, o.serverOptions(), o.needs)
 	if err != nil {
 		if errors.Is(err, harness.ErrServers) {
@@ -530,7 +552,7 @@ func (o *runOpts) workload() harness.Workload {
 
 // plan is the plan of a run of im: the flags' workload, faults and seed.
 func (o *runOpts) plan(im harness.Impl, progress *progress) harness.Plan {
-	p := harness.Plan{Impl: im, Workload: o.workload(), Faults: o.specs, Seed: o.seed, CheckTimeout: o.checkTimeout}
+	p := harness.Plan{Impl: im, Workload: o.workload(), Faults: o.specs, Seed: o.seed, CheckTimeout: o.checkTimeout, Nodes: o.nodesPlan}
 	if progress != nil {
 		p.Progress = progress.update
 	}

@@ -53,6 +53,18 @@ func routed(name string) func(workload.Target) error {
 	}
 }
 
+// restartable is the need of the faults that kill a client: with nodes
+// in processes its node is killed, and lockbench must be able to start
+// it again, which it cannot for nodes on other machines.
+func restartable(name string) func(workload.Target) error {
+	return func(t workload.Target) error {
+		if t.RemoteNodes {
+			return fmt.Errorf("%w: %s kills a node's process and starts it again, which lockbench cannot do to nodes on other machines (--node-mode=remote)", ErrUnavailable, name)
+		}
+		return nil
+	}
+}
+
 func (f *fault) plan(s Spec, env Env, seed uint64) (plan, error) {
 	return f.build(values{spec: s, env: env}, seed)
 }
@@ -115,6 +127,7 @@ var (
 		params:    []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
 		inProcess: true,
 		outside:   "crash-instance kills a whole instance from outside and starts it again, on a schedule, whoever holds the lock (give --target-pid and --target-start)",
+		needs:     restartable("crash-holder"),
 		build:     holder("", crash),
 	}
 	// CrashAfterSetNX kills a client between SETNX and its separate
@@ -124,6 +137,7 @@ var (
 		summary:   "death between SETNX and EXPIRE: the lock never expires (only setnx-expire has that window)",
 		params:    []Param{pOnce, pAfter, pEveryCrash, pNode},
 		inProcess: true,
+		needs:     restartable("crash-after-setnx"),
 		build:     holder(locks.AfterSetNX, crash),
 	}
 	// ClockSkew runs one node's clock ahead (or behind) for the whole

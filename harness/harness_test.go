@@ -107,7 +107,7 @@ func TestAvailable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Available(&s.Servers, tt.im, specs); (err == nil) != tt.ok {
+		if err := Available(&s.Servers, tt.im, specs, Nodes{}); (err == nil) != tt.ok {
 			t.Errorf("%s with %s: %v, want ok %v", tt.im.Name, tt.faults, err, tt.ok)
 		}
 	}

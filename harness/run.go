@@ -69,6 +69,22 @@ type Plan struct {
 	// Progress, if set, is called a few times a second while the sale
 	// runs.
 	Progress func(workload.Progress)
+	// Nodes says where the sale's nodes run; the zero value keeps them in
+	// this process.
+	Nodes Nodes
+}
+
+// Nodes says where a sale's nodes run: in this process (no Launcher),
+// each in a process or container of its own, or on other machines.
+type Nodes struct {
+	// Launcher starts them: workload.Processes (NodeProcesses gives
+	// lockbench's), the containers package's, workload.Remote.
+	Launcher workload.Launcher
+	// Listen is where their coordinator listens (workload.Config.Listen).
+	Listen string
+	// ClockError is the least clock error to widen the history by
+	// (workload.Config.ClockError).
+	ClockError time.Duration
 }
 
 // Sentinel errors of Run, matched with errors.Is; the workload's
@@ -85,10 +101,10 @@ var (
 // the inventory must pause or restart for the server faults, the nodes'
 // links must go through the fault proxy for latency and partition. The
 // error wraps faults.ErrUnavailable.
-func Available(servers *workload.Servers, im Impl, specs []faults.Spec) error {
-	t, err := servers.Target(im.Sale)
+func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes Nodes) error {
+	t, err := target(servers, im, nodes)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrPlan, err)
+		return err
 	}
 	for _, sp := range specs {
 		if err := sp.Fault.Available(t); err != nil {
@@ -96,6 +112,16 @@ func Available(servers *workload.Servers, im Impl, specs []faults.Spec) error {
 		}
 	}
 	return nil
+}
+
+// target is what the faults of a run of im on servers act on.
+func target(servers *workload.Servers, im Impl, nodes Nodes) (workload.Target, error) {
+	t, err := servers.Target(im.Sale)
+	if err != nil {
+		return t, fmt.Errorf("%w: %v", ErrPlan, err)
+	}
+	_, t.RemoteNodes = nodes.Launcher.(workload.Remote)
+	return t, nil
 }
 
 // Check reports whether plan can run on servers: a sale, a reentry the
@@ -123,7 +149,12 @@ func Check(servers *workload.Servers, plan Plan) error {
 	if err := workload.Supports(im.Sale, w); err != nil {
 		return fmt.Errorf("%w: %v", ErrPlan, err)
 	}
-	return Available(servers, im, plan.Faults)
+	if l := plan.Nodes.Launcher; l != nil {
+		if err := workload.SupportsNodes(l.Mode(), im.Name, im.Sale, servers); err != nil {
+			return fmt.Errorf("%w: %v", ErrPlan, err)
+		}
+	}
+	return Available(servers, im, plan.Faults, plan.Nodes)
 }
 
 // Run runs plan's sale on servers, injects its faults, checks what was
@@ -138,11 +169,12 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 		return nil, nil, err
 	}
 	im, w := plan.Impl, plan.Workload
-	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress}
+	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress,
+		Launcher: plan.Nodes.Launcher, Listen: plan.Nodes.Listen, ClockError: plan.Nodes.ClockError}
 	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
-		t, _ := servers.Target(im.Sale) // Check found it
+		t, _ := target(servers, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
 		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
 		if err != nil {

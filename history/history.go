@@ -270,6 +270,13 @@ type Header struct {
 	CutBy Cut `json:"cut_by,omitempty"`
 	// Commands counts the server commands the buyers sent.
 	Commands int64 `json:"commands"`
+	// ClockError bounds, in nanoseconds, how far any instant of the
+	// history may be from the true one on the run's timeline: zero when
+	// every instant was read from one clock (one process, or processes of
+	// one machine reading its monotonic clock); the measured bound of the
+	// nodes' clock offsets when nodes ran on other machines. The checker
+	// widens every interval by it.
+	ClockError int64 `json:"clock_error_ns,omitempty"`
 }
 
 // SchemaVersion is the version of the history format written by this build.

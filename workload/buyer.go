@@ -11,20 +11,25 @@ import (
 // client is one buyer: up to Attempts purchases, until one is answered.
 // Each attempt is one Op per item of the buyer's cart.
 func (r *run) client(ctx context.Context, n *node, c int32) {
-	defer r.finished.Add(1)
+	defer func() {
+		r.finished.Add(1)
+		if r.link != nil {
+			r.link.done(c, r.slots(c))
+		}
+	}()
 	if ctx.Err() != nil {
 		return
 	}
 	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, clientKey{}, c))
 	defer cancel(nil)
-	r.kill[c].Store(&cancel)
-	defer r.kill[c].Store(nil)
+	r.kill[r.slot(c)].Store(&cancel)
+	defer r.kill[r.slot(c)].Store(nil)
+	slots := r.slots(c)
 
 	items, reader := r.cartOf(c)
 	owner := make([]byte, 0, 40)
 	for a := 0; a < r.cfg.Attempts; a++ {
-		base := (int(c)*r.cfg.Attempts + a) * r.cart
-		ops := r.ops[base : base+len(items)]
+		ops := slots[a*r.cart : a*r.cart+len(items)]
 		arrival := ops[0].Arrival
 		if a > 0 {
 			arrival = r.now()
@@ -52,6 +57,11 @@ func (r *run) client(ctx context.Context, n *node, c int32) {
 // product page, for a reader).
 func (r *run) purchase(ctx context.Context, n *node, ops []history.Op, owner string, reader bool) {
 	start := r.now()
+	if r.link != nil {
+		if err := r.link.started(ctx, ops[0].Client, ops[0].Attempt, start); err != nil {
+			return // the node is going away; its coordinator never saw this attempt begin
+		}
+	}
 	c := make(cart, len(ops))
 	for j := range ops {
 		ops[j].Start = start
@@ -68,7 +78,7 @@ func (r *run) purchase(ctx context.Context, n *node, ops []history.Op, owner str
 			case history.Sold:
 				r.sold.Add(1)
 			case history.Crashed:
-				op.Crash = r.crashAt[op.Client].Load()
+				op.Crash = r.crashAt[r.slot(op.Client)].Load()
 			}
 		}
 	}()

@@ -34,17 +34,28 @@ func (c *Controls) ResumeNode(i int) { c.r.nodes[i].pause.end() }
 
 // SkewClock sets node i's clock to run offset ahead of real time (behind
 // when negative). Only that node's clock moves.
-func (c *Controls) SkewClock(i int, offset time.Duration) { c.r.nodes[i].skew.Store(int64(offset)) }
+func (c *Controls) SkewClock(i int, offset time.Duration) {
+	n := c.r.nodes[i]
+	n.skew.Store(int64(offset))
+	if n.remote != nil {
+		n.remote.skew(int64(offset))
+	}
+}
 
 // NodeClock returns node i's wall clock.
 func (c *Controls) NodeClock(i int) time.Time { return c.r.nodes[i].now() }
 
 // Kill crashes client k: it stops where it is and never releases a lock it
 // holds; whatever it started in the background with its context stops too.
-// It reports whether the client was running.
+// It reports whether the client was running. With nodes in processes of
+// their own, the client's whole node is killed (SIGKILL), every buyer it
+// had in flight with it, and started again.
 func (c *Controls) Kill(k int32) bool {
 	if k < 0 || int(k) >= len(c.r.kill) {
 		return false
+	}
+	if c.r.coord != nil {
+		return c.r.coord.kill(k)
 	}
 	cancel := c.r.kill[k].Load()
 	if cancel == nil {

@@ -32,6 +32,8 @@ type node struct {
 	skew     atomic.Int64 // the clock's offset, ns
 	commands atomic.Int64
 	queue    chan int32 // clients waiting for a worker
+	// remote is the node's process, when it runs in one (Config.Launcher).
+	remote *remoteNode
 }
 
 // now is the node's wall clock.
@@ -52,6 +54,16 @@ type nodePause struct {
 	// stops counts the times a goroutine began to wait on a pause (again,
 	// when letThrough woke it), so that a test can tell it waits.
 	stops int64
+	// remote, for a node in a process of its own, pulls the same levers
+	// on the process: a pause freezes it, its end lets it run.
+	remote lever
+}
+
+// lever is a node's process, which a pause stops and lets go.
+type lever interface {
+	stop()
+	through(client int32)
+	cont()
 }
 
 // begin starts a pause of d; a pause that overlaps another extends it.
@@ -67,6 +79,9 @@ func (p *nodePause) begin(d time.Duration) {
 	}
 	p.on, p.until, p.through = make(chan struct{}), until, -1
 	p.pauses++
+	if p.remote != nil {
+		p.remote.stop()
+	}
 	go p.expire(p.on)
 }
 
@@ -81,6 +96,9 @@ func (p *nodePause) letThrough(client int32) {
 	// Wake the waiters: the client goes on, the others wait on anew.
 	close(p.on)
 	p.on, p.through = make(chan struct{}), client
+	if p.remote != nil {
+		p.remote.through(client)
+	}
 	go p.expire(p.on)
 }
 
@@ -97,8 +115,16 @@ func (p *nodePause) end() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.on != nil {
-		close(p.on)
-		p.on = nil
+		p.close()
+	}
+}
+
+// close ends the pause on; p.mu is held.
+func (p *nodePause) close() {
+	close(p.on)
+	p.on = nil
+	if p.remote != nil {
+		p.remote.cont()
 	}
 }
 
@@ -113,8 +139,7 @@ func (p *nodePause) expire(on chan struct{}) {
 		}
 		left := time.Until(p.until)
 		if left <= 0 {
-			close(p.on)
-			p.on = nil
+			p.close()
 			p.mu.Unlock()
 			return
 		}

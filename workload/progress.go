@@ -26,8 +26,8 @@ type Progress struct {
 func (r *run) snapshot() Progress {
 	return Progress{
 		Impl:     r.cfg.Name,
-		Started:  r.base,
-		Elapsed:  time.Since(r.base),
+		Started:  r.started,
+		Elapsed:  time.Since(r.started),
 		Arrived:  r.arrived.Load(),
 		Finished: r.finished.Load(),
 		Sold:     r.sold.Load(),

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/monoclock"
 )
 
 // testRun is a run with no servers: enough for the recorder and the
 // Controls, whose rules need only the run's clock, nodes and buyers.
 func testRun(nodes, clients int) *run {
 	// A base in the past: every instant the recorder takes is positive.
-	r := &run{base: time.Now().Add(-time.Second), cfg: Config{Workload: Workload{Clients: clients, Nodes: nodes}}}
+	r := &run{base: monoclock.Now() - int64(time.Second), stride: 1, cfg: Config{Workload: Workload{Clients: clients, Nodes: nodes}}}
 	for i := 0; i < nodes; i++ {
 		r.nodes = append(r.nodes, &node{id: i})
 	}

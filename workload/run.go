@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
+	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 )
@@ -88,6 +89,17 @@ type Config struct {
 	Injector Injector
 	// Progress, if set, is called a few times a second while the sale runs.
 	Progress func(Progress)
+	// Launcher, if set, runs each node in a process of its own (or a
+	// container, or a pod) that it starts; the run coordinates them.
+	// Without one, nodes are goroutines of this process.
+	Launcher Launcher
+	// Listen is where the coordinator of a Launcher's nodes listens for
+	// them: 127.0.0.1 on a port of the system's choice when empty.
+	Listen string
+	// ClockError is the least clock error the history is declared to
+	// have (history.Header.ClockError): a floor on what the coordinator
+	// measures of remote nodes' clocks, for drift it cannot measure.
+	ClockError time.Duration
 }
 
 // Injector injects faults into a run; the faults package implements it.
@@ -140,10 +152,22 @@ type run struct {
 	cart int
 	// arrivals is the sale's arrival process (Workload.Arrivals).
 	arrivals Arrivals
-	base     time.Time
-	nodes    []*node
-	ops      []history.Op
-	kill     []atomic.Pointer[context.CancelCauseFunc]
+	// base is the sale's start on the machine's monotonic clock
+	// (monoclock): every instant of the history counts from it, in this
+	// process and in the node processes alike. started is the same
+	// instant on the wall clock, for progress.
+	base    int64
+	started time.Time
+	// shift moves this process's clock readings (a node's residual clock
+	// error, injected by tests of the clock-error bound); zero otherwise.
+	shift int64
+	// stride maps a client to its slots in ops, kill and crashAt: client
+	// c has slot c/stride (a node process keeps only its own clients',
+	// every stride-th).
+	stride int
+	nodes  []*node
+	ops    []history.Op
+	kill   []atomic.Pointer[context.CancelCauseFunc]
 	// crashAt is when a fault killed each client: the instant it stopped
 	// holding anything, whenever it noticed.
 	crashAt []atomic.Int64
@@ -164,12 +188,41 @@ type run struct {
 	instances *instances
 	controls  *Controls
 	cluster   clusterRun // the servers of a multi-server lock
+	// coord runs the nodes as processes of their own (Config.Launcher);
+	// nil when they run in this process.
+	coord *coordinator
+	// link is, in a node process, its side of the link to the
+	// coordinator.
+	link *nodeSide
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
 	// server ends: the watch does not count the server silent before.
 	quietUntil atomic.Int64
 }
 
-func (r *run) now() int64 { return int64(time.Since(r.base)) }
+func (r *run) now() int64 { return monoclock.Now() + r.shift - r.base }
+
+// slot is client c's index in ops (times the slots per client), kill
+// and crashAt.
+func (r *run) slot(c int32) int { return int(c) / r.stride }
+
+// slots returns client c's history slots: every attempt's, each with one
+// Op per item of its cart.
+func (r *run) slots(c int32) []history.Op {
+	per := r.cfg.Attempts * r.cart
+	i := r.slot(c) * per
+	return r.ops[i : i+per]
+}
+
+// initSlots makes client c's first slot ready for its arrival.
+func (r *run) initSlots(c int32, node int) {
+	op := &r.slots(c)[0]
+	*op = history.Op{Client: c, Node: int16(node), Stock: history.NoStock}
+	op.Arrival = r.arrival(int(c))
+	if len(r.keys.items) > 1 {
+		items, _ := r.cartOf(c)
+		op.Item = int32(items[0])
+	}
+}
 
 // Run sells the stock to the buyers and returns what happened. The error
 // is for infrastructure only (ErrUnreachable, ErrPrefixInUse); a lock that
@@ -185,7 +238,12 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if err := Supports(cfg.Sale, cfg.Workload); err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals()}
+	if cfg.Launcher != nil {
+		if err := SupportsNodes(cfg.Launcher.Mode(), cfg.Name, cfg.Sale, cfg.Servers); err != nil {
+			return nil, err
+		}
+	}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals(), stride: 1}
 	r.controls = &Controls{r: r}
 	target, err := cfg.Servers.Target(cfg.Sale)
 	if err != nil {
@@ -225,24 +283,22 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	defer r.stopNodes()
 
-	r.ops = make([]history.Op, cfg.Clients*cfg.Attempts*r.cart)
-	r.kill = make([]atomic.Pointer[context.CancelCauseFunc], cfg.Clients)
-	r.crashAt = make([]atomic.Int64, cfg.Clients)
+	r.allocSlots(cfg.Clients)
 	for i := 0; i < cfg.Clients; i++ {
-		op := &r.ops[i*cfg.Attempts*r.cart]
-		*op = history.Op{Client: int32(i), Node: int16(i % cfg.Nodes), Stock: history.NoStock}
-		op.Arrival = r.arrival(i)
-		if len(r.keys.items) > 1 {
-			items, _ := r.cartOf(int32(i))
-			op.Item = int32(items[0])
-		}
+		r.initSlots(int32(i), i%cfg.Nodes)
 	}
 
-	r.base = time.Now()
+	r.started, r.base = time.Now(), monoclock.Now()
+	if r.coord != nil {
+		r.coord.start()
+	}
 	timed, stop := context.WithTimeout(ctx, cfg.Timeout)
 	defer stop()
 	sale, lose := context.WithCancelCause(timed)
 	defer lose(nil)
+	if r.coord != nil {
+		r.coord.lose = lose
+	}
 	watching, stopWatch := context.WithCancel(sale)
 	watched := make(chan struct{})
 	go func() {
@@ -253,12 +309,16 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	stopWatch()
 	<-watched
 	duration := r.now()
+	var nodeErr error
+	if r.coord != nil {
+		nodeErr = r.coord.finish()
+	}
 	var cut history.Cut
 	switch {
 	case !cutShort:
 	case ctx.Err() != nil:
 		cut = history.CutInterrupt
-	case errors.Is(context.Cause(sale), errServerLost):
+	case errors.Is(context.Cause(sale), errServerLost), errors.Is(context.Cause(sale), errNodeLost):
 		cut = history.CutServerLost
 	default:
 		cut = history.CutTimeout
@@ -289,11 +349,19 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	for _, n := range r.nodes {
 		h.Header.Commands += n.commands.Load()
 	}
+	if r.coord != nil {
+		h.Header.ClockError = r.coord.clockError()
+	}
 	ac, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var lost error
-	if cut == history.CutServerLost {
+	switch {
+	case errors.Is(context.Cause(sale), errNodeLost):
+		lost = context.Cause(sale)
+	case cut == history.CutServerLost:
 		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", ErrUnreachable, backend, r.lostAfter())
+	case nodeErr != nil:
+		lost = nodeErr
 	}
 	if err := r.protocolError(); err != nil && lost == nil {
 		lost = err
@@ -313,36 +381,61 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 }
 
 func (r *run) startNodes(ctx context.Context) error {
+	if r.cfg.Launcher != nil {
+		r.coord = newCoordinator(r)
+		return r.coord.launch(ctx)
+	}
 	for i := 0; i < r.cfg.Nodes; i++ {
-		var id [8]byte
-		rand.Read(id[:])
-		n := &node{id: i, uuid: hex.EncodeToString(id[:])}
-		r.nodes = append(r.nodes, n)
-		if r.cfg.Sale.Needs().Has(NeedsRedis) {
-			opts := r.cfg.Servers.Redis.Options()
-			opts.PoolSize = r.cfg.Pool
-			if t := r.cfg.CommandTimeout; t > 0 {
-				opts.ReadTimeout, opts.WriteTimeout = t, t
-			}
-			if rt, ok := r.cfg.Injector.(Router); ok {
-				addr, err := rt.Route(i, opts.Addr)
-				if err != nil {
-					return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
-				}
-				opts.Addr = addr
-			}
-			n.client = newClient(r.cfg.Servers.Redis, opts)
-			n.client.AddHook(hook{n})
-			n.servers = r.serverClients(n, n.client)
+		n, err := r.startNode(ctx, i, newUUID())
+		if n != nil {
+			r.nodes = append(r.nodes, n)
 		}
-		if err := r.cfg.Sale.startNode(ctx, r, n); err != nil {
-			return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// newUUID is a node's random id.
+func newUUID() string {
+	var id [8]byte
+	rand.Read(id[:])
+	return hex.EncodeToString(id[:])
+}
+
+// startNode starts node i: its clients of the servers, routed through
+// the fault proxy when the injector has one, and its sale's state (its
+// locks).
+func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) {
+	n := &node{id: i, uuid: uuid}
+	if r.cfg.Sale.Needs().Has(NeedsRedis) {
+		opts := r.cfg.Servers.Redis.Options()
+		opts.PoolSize = r.cfg.Pool
+		if t := r.cfg.CommandTimeout; t > 0 {
+			opts.ReadTimeout, opts.WriteTimeout = t, t
+		}
+		if rt, ok := r.cfg.Injector.(Router); ok {
+			addr, err := rt.Route(i, opts.Addr)
+			if err != nil {
+				return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+			}
+			opts.Addr = addr
+		}
+		n.client = newClient(r.cfg.Servers.Redis, opts)
+		n.client.AddHook(hook{n})
+		n.servers = r.serverClients(n, n.client)
+	}
+	if err := r.cfg.Sale.startNode(ctx, r, n); err != nil {
+		return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+	}
+	return n, nil
+}
+
 func (r *run) stopNodes() {
+	if r.coord != nil {
+		r.coord.close()
+	}
 	for _, n := range r.nodes {
 		for _, l := range n.lockers {
 			if c, ok := l.(locks.Closer); ok {
@@ -400,18 +493,9 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 			r.tickProgress(fctx)
 		}()
 	}
-	for _, n := range r.nodes {
-		if r.cfg.Workers > 0 {
-			n.queue = make(chan int32, r.cfg.Clients/r.cfg.Nodes+1)
-			for w := 0; w < r.cfg.Workers; w++ {
-				clients.Add(1)
-				go func() {
-					defer clients.Done()
-					for c := range n.queue {
-						r.client(ctx, n, c)
-					}
-				}()
-			}
+	if r.coord == nil {
+		for _, n := range r.nodes {
+			r.startWorkers(ctx, n, r.cfg.Clients/r.cfg.Nodes+1, &clients)
 		}
 	}
 
@@ -427,16 +511,11 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 			break
 		}
 		r.arrived.Add(1)
-		n := r.nodes[i%r.cfg.Nodes]
-		if r.cfg.Workers > 0 {
-			n.queue <- int32(i)
+		if r.coord != nil {
+			r.coord.deliver(ctx, int32(i))
 			continue
 		}
-		clients.Add(1)
-		go func() {
-			defer clients.Done()
-			r.client(ctx, n, int32(i))
-		}()
+		r.serve(ctx, r.nodes[i%r.cfg.Nodes], int32(i), &clients)
 	}
 	for _, n := range r.nodes {
 		if n.queue != nil {
@@ -444,12 +523,53 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 		}
 	}
 	clients.Wait()
+	if r.coord != nil {
+		r.coord.wait(ctx)
+	}
 	stopFaults()
 	workers.Wait()
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(r.snapshot())
 	}
 	return ctx.Err() != nil
+}
+
+// startWorkers starts node n's pool of Workers, whose queue holds up to
+// size buyers; without Workers every buyer gets its own goroutine.
+func (r *run) startWorkers(ctx context.Context, n *node, size int, clients *sync.WaitGroup) {
+	if r.cfg.Workers <= 0 {
+		return
+	}
+	n.queue = make(chan int32, size)
+	for w := 0; w < r.cfg.Workers; w++ {
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			for c := range n.queue {
+				r.client(ctx, n, c)
+			}
+		}()
+	}
+}
+
+// serve hands buyer c to node n: to a worker, or to a goroutine of its own.
+func (r *run) serve(ctx context.Context, n *node, c int32, clients *sync.WaitGroup) {
+	if n.queue != nil {
+		n.queue <- c
+		return
+	}
+	clients.Add(1)
+	go func() {
+		defer clients.Done()
+		r.client(ctx, n, c)
+	}()
+}
+
+// allocSlots makes room for the history of clients buyers.
+func (r *run) allocSlots(clients int) {
+	r.ops = make([]history.Op, clients*r.cfg.Attempts*r.cart)
+	r.kill = make([]atomic.Pointer[context.CancelCauseFunc], clients)
+	r.crashAt = make([]atomic.Int64, clients)
 }
 
 // compact drops the retry slots that were never used.

@@ -114,6 +114,9 @@ type Target struct {
 	// started, whose replication it can hold back and whose primary it
 	// can stop (the failover fault).
 	Failover bool
+	// RemoteNodes is true when the sale's nodes run on other machines
+	// (Remote): a node cannot be killed from here and started again.
+	RemoteNodes bool
 }
 
 // Target is what the faults of a run of sale on s act on. It fails with

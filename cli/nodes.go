@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// nodeModes are --node-mode's values.
+var nodeModes = []string{"inproc", "process", "docker", "remote"}
+
+// nodes is where --node-mode runs the sale's nodes.
+func (o *runOpts) nodesFor() (harness.Nodes, error) {
+	n := harness.Nodes{Listen: o.listen, ClockError: o.clockError}
+	switch o.nodeMode {
+	case "process":
+		l, err := harness.NodeProcesses()
+		if err != nil {
+			return n, err
+		}
+		n.Launcher = l
+	case "docker":
+		return n, usageErr("--node-mode=docker is not available yet")
+	case "remote":
+		n.Launcher = workload.Remote{}
+	}
+	return n, nil
+}
+
+// nodeCmd is `lockbench node`: one node of a sale whose coordinator runs
+// elsewhere (--node-mode=process, docker or remote).
+func nodeCmd(args []string, _, stderr io.Writer) error {
+	if code := harness.NodeMain(args, stderr); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}

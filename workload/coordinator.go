@@ -1,0 +1,773 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/locks"
+)
+
+// ErrNodesUnsupported means a sale cannot run on nodes in processes of
+// their own (see SupportsNodes).
+var ErrNodesUnsupported = errors.New("workload: not supported on nodes in processes")
+
+// redis is s's Redis; nil when s is.
+func (s *Servers) redis() Backend {
+	if s == nil {
+		return nil
+	}
+	return s.Redis
+}
+
+// errNodeLost is the cause of a sale cut short because a node's process
+// ended without a fault killing it.
+var errNodeLost = fmt.Errorf("%w: a node's process ended", ErrUnreachable)
+
+// helloTimeout bounds how long a launched node may take to dial in.
+const helloTimeout = 30 * time.Second
+
+// SupportsNodes refuses a sale that nodes in processes (a Launcher of
+// the mode named) cannot run: such nodes are given addresses, so a sale
+// on several Redis servers (whose cut lever lives in the run's process),
+// on a Sentinel topology (whose clients find the primary through it) or
+// on a service under test (whose instances are processes already) runs
+// on in-process nodes. servers may be nil. The error wraps
+// ErrNodesUnsupported.
+func SupportsNodes(mode, name string, sale Sale, servers *Servers) error {
+	needs := sale.Needs()
+	switch {
+	case needs.Has(NeedsTarget):
+		return fmt.Errorf("%w: nodes in processes (--node-mode=%s) drive lockbench's own sales; a service under test runs in its own instances already", ErrNodesUnsupported, mode)
+	case needs.Has(NeedsRedisServers):
+		return fmt.Errorf("%w: %s runs on several Redis servers, which nodes in processes (--node-mode=%s) do not reach yet: use --node-mode=inproc", ErrNodesUnsupported, name, mode)
+	case needs.Has(NeedsReplica):
+		return fmt.Errorf("%w: %s runs on a Sentinel topology, which nodes in processes (--node-mode=%s) do not reach yet: use --node-mode=inproc", ErrNodesUnsupported, name, mode)
+	}
+	if _, ok := servers.redis().(Failover); ok && needs.Has(NeedsRedis) {
+		return fmt.Errorf("%w: the Sentinel topology's clients are not carried to nodes in processes (--node-mode=%s) yet: use --node-mode=inproc", ErrNodesUnsupported, mode)
+	}
+	return nil
+}
+
+// coordinator runs a sale's nodes as processes: it launches them, sends
+// each its buyers at their scheduled arrival, answers their probes with
+// the run's faults, pulls the faults' levers on them, and merges what
+// they record into the run's history.
+type coordinator struct {
+	r     *run
+	ctx   context.Context // the run's: launches and restarts end with it
+	ln    net.Listener
+	addr  string
+	nodes []*remoteNode
+	// lose cuts the sale short (a node lost).
+	lose context.CancelCauseFunc
+
+	mu sync.Mutex
+	// hellos are the launched nodes waiting to dial in, by token.
+	hellos map[string]chan *nodeLink
+	// outstanding counts the buyers delivered and not yet answered;
+	// delivering is true until every arrival was delivered; all is closed
+	// once both are done.
+	outstanding int
+	delivering  bool
+	all         chan struct{}
+	finishing   bool
+	lost        error
+	closed      bool
+}
+
+// remoteNode is one node as its coordinator sees it: the process of its
+// current incarnation (a node killed by a fault is started again), its
+// link, and its buyers in flight.
+type remoteNode struct {
+	co *coordinator
+	n  *node // the run's record of the node: its pause, skew, counters
+
+	mu   sync.Mutex
+	proc Process
+	link *nodeLink
+	// live is true while the node's incarnation runs the sale.
+	live bool
+	// killed is true once a fault killed the incarnation.
+	killed  bool
+	crashAt int64
+	// inflight are the buyers delivered and not answered: their context
+	// on this side (a probe's, which a kill cancels) and the attempt they
+	// began (-1 before the first: the node's next incarnation serves
+	// them, if this one dies first).
+	inflight map[int32]*inflight
+	// offset is the node's clock minus the coordinator's, eps the bound
+	// of its error, both measured by round trips.
+	offset, eps int64
+	ended       chan struct{}
+}
+
+type inflight struct {
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	attempt int16
+	start   int64
+}
+
+func newCoordinator(r *run) *coordinator {
+	return &coordinator{r: r, hellos: map[string]chan *nodeLink{}, delivering: true, all: make(chan struct{})}
+}
+
+// launch listens, starts every node and waits until each is ready.
+func (co *coordinator) launch(ctx context.Context) error {
+	co.ctx = context.WithoutCancel(ctx)
+	listen := co.r.cfg.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("workload: the coordinator cannot listen on %s: %w", listen, err)
+	}
+	co.ln, co.addr = ln, ln.Addr().String()
+	go co.accept()
+	co.nodes = make([]*remoteNode, co.r.cfg.Nodes)
+	for i := range co.nodes {
+		n := &node{id: i}
+		rn := &remoteNode{co: co, n: n, inflight: map[int32]*inflight{}}
+		n.pause.remote = rn
+		n.remote = rn
+		co.nodes[i] = rn
+		co.r.nodes = append(co.r.nodes, n)
+	}
+	// Launched together, waited for one by one: the nodes of a remote
+	// launcher (pods) come up in any order.
+	errs := make([]error, len(co.nodes))
+	var wg sync.WaitGroup
+	for i, rn := range co.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = rn.incarnate(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// accept takes the nodes' connections and hands each to the launch that
+// waits for its token.
+func (co *coordinator) accept() {
+	for {
+		conn, err := co.ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			l := newLink(conn)
+			conn.SetReadDeadline(time.Now().Add(helloTimeout))
+			m, err := l.hello()
+			conn.SetReadDeadline(time.Time{})
+			if err != nil {
+				l.close()
+				return
+			}
+			key := m.Token
+			if _, remote := co.r.cfg.Launcher.(Remote); remote {
+				key = fmt.Sprint(m.Node)
+			}
+			co.mu.Lock()
+			ch := co.hellos[key]
+			delete(co.hellos, key)
+			co.mu.Unlock()
+			if ch == nil {
+				l.close() // nobody waits for it: a stray, or a second node with one index
+				return
+			}
+			ch <- l
+		}()
+	}
+}
+
+// incarnate starts the node's process (again, after a kill), waits for
+// it to dial in, measures its clock, sets it up and waits until it is
+// ready. In a sale under way it then joins it: go, and its buyers.
+func (rn *remoteNode) incarnate(ctx context.Context) error {
+	co, i := rn.co, rn.n.id
+	token := newUUID()
+	key := token
+	if _, remote := co.r.cfg.Launcher.(Remote); remote {
+		key = fmt.Sprint(i)
+	}
+	ch := make(chan *nodeLink, 1)
+	co.mu.Lock()
+	co.hellos[key] = ch
+	co.mu.Unlock()
+	defer func() {
+		co.mu.Lock()
+		delete(co.hellos, key)
+		co.mu.Unlock()
+	}()
+	proc, err := co.r.cfg.Launcher.Launch(ctx, i, co.addr, token)
+	if err != nil {
+		return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+	}
+	var l *nodeLink
+	t := time.NewTimer(helloTimeout)
+	defer t.Stop()
+	select {
+	case l = <-ch:
+	case <-proc.Exited():
+		return fmt.Errorf("%w: node %d's process ended before it dialed in: %s", ErrUnreachable, i, lastLines(proc.Output()))
+	case <-t.C:
+		proc.Close()
+		return fmt.Errorf("%w: node %d did not dial in within %v (%s launcher, coordinator at %s)", ErrUnreachable, i, helloTimeout, co.r.cfg.Launcher.Mode(), co.addr)
+	case <-ctx.Done():
+		proc.Close()
+		return context.Cause(ctx)
+	}
+	replies := make(chan *message, 4)
+	go rn.read(l, proc, replies)
+	offset, eps, err := measureClock(ctx, l)
+	if err != nil {
+		proc.Close()
+		return fmt.Errorf("%w: node %d: measuring its clock: %v", ErrUnreachable, i, err)
+	}
+	setup, err := co.setup(i)
+	if err != nil {
+		proc.Close()
+		return err
+	}
+	rn.n.uuid = setup.UUID
+	l.send(&message{Kind: mSetup, Setup: setup})
+	select {
+	case m := <-replies:
+		if m.Err != "" {
+			proc.Close()
+			return fmt.Errorf("%w: node %d: %s", ErrUnreachable, i, m.Err)
+		}
+	case <-proc.Exited():
+		return fmt.Errorf("%w: node %d's process ended while it started: %s", ErrUnreachable, i, lastLines(proc.Output()))
+	case <-ctx.Done():
+		proc.Close()
+		return context.Cause(ctx)
+	}
+	rn.mu.Lock()
+	rn.proc, rn.link, rn.offset, rn.eps = proc, l, offset, eps
+	rn.killed, rn.ended = false, make(chan struct{})
+	running := co.r.base != 0
+	if running {
+		rn.join()
+	}
+	rn.mu.Unlock()
+	return nil
+}
+
+// join sends the node the sale's start and its buyers waiting; rn.mu is
+// held.
+func (rn *remoteNode) join() {
+	rn.live = true
+	rn.link.send(&message{Kind: mGo, T0: rn.co.r.base + rn.offset})
+	if s := rn.n.skew.Load(); s != 0 {
+		rn.link.send(&message{Kind: mSkew, T0: s})
+	}
+	// The buyers delivered while no incarnation ran, and those its last
+	// one had not begun, in the order they arrived.
+	var waiting []int32
+	for c, f := range rn.inflight {
+		if f.attempt < 0 {
+			waiting = append(waiting, c)
+		}
+	}
+	slices.Sort(waiting)
+	for _, c := range waiting {
+		rn.link.send(&message{Kind: mBuyer, Client: c})
+	}
+}
+
+// setup is node i's part of the sale, with the addresses it dials.
+func (co *coordinator) setup(i int) (*nodeSetup, error) {
+	r := co.r
+	s := &nodeSetup{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Prefix: r.cfg.Prefix, Clients: r.cfg.Clients, Workload: r.cfg.Workload, Probes: r.cfg.Injector != nil}
+	rt, _ := r.cfg.Injector.(Router)
+	route := func(addr string) (string, error) {
+		if rt == nil {
+			return addr, nil
+		}
+		return rt.Route(i, addr)
+	}
+	needs := r.cfg.Sale.Needs()
+	if needs.Has(NeedsRedis) {
+		o := r.cfg.Servers.Redis.Options()
+		addr, err := route(o.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		}
+		s.Redis = &redisAddr{Addr: addr, Username: o.Username, Password: o.Password, DB: o.DB}
+	}
+	if needs.Has(NeedsZooKeeper) {
+		addr, err := route(r.cfg.Servers.ZooKeeper.Addr())
+		if err != nil {
+			return nil, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		}
+		s.ZooKeeper = addr
+	}
+	if needs.Has(NeedsMySQL) {
+		s.MySQL = r.cfg.Servers.MySQL.cfg.FormatDSN()
+	}
+	return s, nil
+}
+
+// measureClock measures the node's clock against this one's by round
+// trips, as NTP does: the node's reading t1 was taken between the ping's
+// sending t0 and the pong's arrival t2, so its offset is t1 − (t0+t2)/2,
+// within (t2−t0)/2. The shortest of the round trips gives the bound.
+func measureClock(ctx context.Context, l *nodeLink) (offset, eps int64, err error) {
+	eps = -1
+	for range 16 {
+		t0 := monoclock.Now()
+		a, err := l.call(ctx, &message{Kind: mPing, T0: t0})
+		if err != nil {
+			return 0, 0, err
+		}
+		t2 := monoclock.Now()
+		if e := (t2 - t0 + 1) / 2; eps < 0 || e < eps {
+			eps, offset = e, a.T1-(t0+t2)/2
+		}
+	}
+	return offset, eps, nil
+}
+
+// read handles the node's messages until its link ends; the first
+// ready (or failed setup) goes to ready.
+func (rn *remoteNode) read(l *nodeLink, proc Process, ready chan<- *message) {
+	r := rn.co.r
+	for {
+		m, err := l.recv()
+		if err != nil {
+			rn.gone(l, proc)
+			return
+		}
+		switch m.Kind {
+		case mPong, mAck:
+			l.answer(m)
+		case mReady:
+			ready <- m
+		case mStart:
+			// Once the node is being killed no attempt may begin: without
+			// the answer, the buyer never does, and its next incarnation
+			// serves it.
+			rn.mu.Lock()
+			f := rn.inflight[m.Client]
+			if f != nil && !rn.killed {
+				f.attempt, f.start = m.Attempt, m.T0
+				l.send(&message{Kind: mAck, ID: m.ID})
+			}
+			rn.mu.Unlock()
+		case mProbe:
+			r.mergeAttempt(m.Client, m.Attempt, m.Ops)
+			go rn.probe(l, m)
+		case mDone:
+			copy(r.slots(m.Client), m.Ops)
+			for i := range m.Ops {
+				if m.Ops[i].Outcome == history.Sold {
+					r.sold.Add(1)
+				}
+			}
+			rn.answered(m.Client)
+		case mStats, mEnd:
+			rn.n.commands.Store(m.Commands)
+			if m.Unread {
+				r.unread.Store(true)
+			}
+			if m.Kind == mEnd {
+				rn.mu.Lock()
+				if rn.ended != nil {
+					close(rn.ended)
+					rn.ended = nil
+				}
+				rn.mu.Unlock()
+			}
+		}
+	}
+}
+
+// answered marks buyer c answered.
+func (rn *remoteNode) answered(c int32) {
+	rn.mu.Lock()
+	f := rn.inflight[c]
+	delete(rn.inflight, c)
+	rn.mu.Unlock()
+	if f == nil {
+		return
+	}
+	f.cancel(nil)
+	rn.co.r.kill[rn.co.r.slot(c)].Store(nil)
+	rn.co.r.finished.Add(1)
+	rn.co.done(1)
+}
+
+// probe runs the run's faults at the probe point m reports, and answers.
+func (rn *remoteNode) probe(l *nodeLink, m *message) {
+	rn.mu.Lock()
+	f := rn.inflight[m.Client]
+	rn.mu.Unlock()
+	reply := &message{Kind: mProbeReply, ID: m.ID}
+	if f == nil {
+		reply.Err = "unknown buyer"
+		l.send(reply)
+		return
+	}
+	err := rn.co.r.cfg.Injector.Probe(f.ctx, rn.co.r.controls, Site{Node: rn.n.id, Client: m.Client, Point: locks.Point(m.Point)})
+	if err != nil {
+		reply.Err = err.Error()
+		if errors.Is(err, ErrCrashed) {
+			reply.Err = errCrashedText
+		}
+	}
+	l.send(reply)
+}
+
+// errCrashedText marks a probe's answer that says the buyer was killed.
+const errCrashedText = "crashed"
+
+// gone handles the end of an incarnation's link: its buyers in flight
+// that had begun an attempt crashed there, the others wait for the next
+// incarnation, which a kill starts; a node that ended on its own cuts
+// the sale short, unless the sale is over.
+func (rn *remoteNode) gone(l *nodeLink, proc Process) {
+	co, r := rn.co, rn.co.r
+	l.close()
+	waitExit(co.ctx, proc, 5*time.Second)
+	proc.Close()
+	rn.mu.Lock()
+	if rn.link != l {
+		rn.mu.Unlock()
+		return // an incarnation that never joined
+	}
+	rn.live = false
+	if rn.ended != nil {
+		close(rn.ended)
+		rn.ended = nil
+	}
+	killed := rn.killed
+	at := rn.crashAt
+	if !killed {
+		at = r.now()
+	}
+	var crashed []int32
+	for c, f := range rn.inflight {
+		if f.attempt >= 0 {
+			crashed = append(crashed, c)
+			r.crashAttempt(c, f.attempt, f.start, at)
+			f.cancel(ErrCrashed)
+			delete(rn.inflight, c)
+		}
+	}
+	rn.mu.Unlock()
+	for range crashed {
+		r.finished.Add(1)
+	}
+	co.done(len(crashed))
+	co.mu.Lock()
+	finishing := co.finishing
+	co.mu.Unlock()
+	if finishing {
+		return
+	}
+	if !killed {
+		err := fmt.Errorf("%w: node %d: %s", errNodeLost, rn.n.id, lastLines(proc.Output()))
+		co.mu.Lock()
+		if co.lost == nil {
+			co.lost = err
+		}
+		co.mu.Unlock()
+		if co.lose != nil {
+			co.lose(err)
+		}
+		return
+	}
+	// A supervisor starts a crashed service again: so does the
+	// coordinator, and the node's buyers yet to begin go to it.
+	go func() {
+		if err := rn.incarnate(co.ctx); err != nil && co.lose != nil {
+			co.lose(fmt.Errorf("%w: node %d could not be started again after its crash: %v", errNodeLost, rn.n.id, err))
+		}
+	}()
+}
+
+// kill kills the node that serves client k, as a crash of its process:
+// every buyer it had in flight crashed. It reports whether the node ran.
+func (co *coordinator) kill(k int32) bool {
+	rn := co.nodes[int(k)%len(co.nodes)]
+	rn.mu.Lock()
+	if !rn.live || rn.killed {
+		rn.mu.Unlock()
+		return false
+	}
+	rn.killed, rn.live = true, false
+	proc, l := rn.proc, rn.link
+	rn.mu.Unlock()
+	if err := proc.Kill(); errors.Is(err, ErrUnsupported) {
+		// A node on another machine kills itself; its link ends when it
+		// is gone.
+		l.send(&message{Kind: mDie})
+		<-l.wrote
+	}
+	at := co.r.now()
+	rn.mu.Lock()
+	rn.crashAt = at
+	for c, f := range rn.inflight {
+		if f.attempt >= 0 {
+			co.r.crashAt[co.r.slot(c)].CompareAndSwap(0, at)
+			f.cancel(ErrCrashed)
+		}
+	}
+	rn.mu.Unlock()
+	return true
+}
+
+// start sends every node the sale's start: the run's base on its clock.
+func (co *coordinator) start() {
+	for _, rn := range co.nodes {
+		rn.mu.Lock()
+		if rn.link != nil && !rn.killed {
+			rn.join()
+		}
+		rn.mu.Unlock()
+	}
+}
+
+// deliver hands buyer c to its node at its arrival.
+func (co *coordinator) deliver(ctx context.Context, c int32) {
+	rn := co.nodes[int(c)%len(co.nodes)]
+	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, clientKey{}, c))
+	co.r.kill[co.r.slot(c)].Store(&cancel)
+	co.mu.Lock()
+	co.outstanding++
+	co.mu.Unlock()
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1}
+	if rn.live {
+		rn.link.send(&message{Kind: mBuyer, Client: c})
+	}
+}
+
+// done counts k buyers answered.
+func (co *coordinator) done(k int) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	co.outstanding -= k
+	co.check()
+}
+
+// check closes all once every buyer was delivered and answered; co.mu is
+// held.
+func (co *coordinator) check() {
+	if !co.delivering && co.outstanding <= 0 && co.all != nil {
+		close(co.all)
+		co.all = nil
+	}
+}
+
+// wait returns once every buyer delivered was answered, or ctx ends.
+func (co *coordinator) wait(ctx context.Context) {
+	co.mu.Lock()
+	co.delivering = false
+	all := co.all
+	co.check()
+	co.mu.Unlock()
+	if all == nil {
+		return
+	}
+	select {
+	case <-all:
+	case <-ctx.Done():
+	}
+}
+
+// finish ends the sale on every node (those still selling record their
+// buyers as pending) and collects their last records, then stops them.
+// It returns the loss of a node, if one cut the sale.
+func (co *coordinator) finish() error {
+	co.mu.Lock()
+	co.finishing = true
+	co.mu.Unlock()
+	var ends []chan struct{}
+	for _, rn := range co.nodes {
+		rn.mu.Lock()
+		if rn.link != nil && rn.ended != nil {
+			ends = append(ends, rn.ended)
+			rn.link.send(&message{Kind: mStop})
+		}
+		rn.mu.Unlock()
+	}
+	bound := time.NewTimer(10*time.Second + 2*co.r.cfg.CommandTimeout)
+	defer bound.Stop()
+	for _, e := range ends {
+		select {
+		case <-e:
+		case <-bound.C:
+		}
+	}
+	co.close()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.lost
+}
+
+// close stops every node and the listener; it is safe to call again.
+func (co *coordinator) close() {
+	co.mu.Lock()
+	if co.closed {
+		co.mu.Unlock()
+		return
+	}
+	co.closed, co.finishing = true, true
+	co.mu.Unlock()
+	if co.ln != nil {
+		co.ln.Close()
+	}
+	var wg sync.WaitGroup
+	for _, rn := range co.nodes {
+		rn.mu.Lock()
+		l, proc := rn.link, rn.proc
+		rn.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if l != nil {
+				l.close()
+			}
+			if proc != nil {
+				proc.Continue()
+				proc.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// clockError is the bound of the history's clock error: zero when the
+// nodes read this machine's clock; the largest measured bound of a
+// node's offset otherwise. The run's ClockError is its floor.
+func (co *coordinator) clockError() int64 {
+	e := int64(co.r.cfg.ClockError)
+	if _, remote := co.r.cfg.Launcher.(Remote); remote {
+		for _, rn := range co.nodes {
+			e = max(e, rn.eps)
+		}
+	}
+	return e
+}
+
+// mergeAttempt keeps what a node reported of buyer c's attempt so far.
+func (r *run) mergeAttempt(c int32, attempt int16, ops []history.Op) {
+	s := r.slots(c)
+	i := int(attempt) * r.cart
+	if i < 0 || i+len(ops) > len(s) {
+		return
+	}
+	copy(s[i:], ops)
+}
+
+// crashAttempt records buyer c's attempt as crashed at at, from what its
+// node reported of it (at its last probe, or nothing past its start).
+// What it did after that is unknown, so a write it may have sent is
+// indeterminate: from its last known instant on it may have taken a unit
+// (a blind sale, if its read was not reported).
+func (r *run) crashAttempt(c int32, attempt int16, start, at int64) {
+	items, reader := r.cartOf(c)
+	s := r.slots(c)
+	base := int(attempt) * r.cart
+	for j := range items {
+		op := &s[base+j]
+		if op.Start == 0 {
+			arrival := op.Arrival
+			if attempt > 0 || arrival == 0 {
+				arrival = start
+			}
+			*op = history.Op{Client: c, Attempt: attempt, Node: int16(int(c) % r.cfg.Nodes), Item: int32(items[j]), Stock: history.NoStock, Arrival: arrival, Start: start}
+		}
+		op.Crash = max(at, op.Start)
+		if !reader && op.Outcome == history.Pending && op.WriteReturn == 0 {
+			op.Write = history.Indeterminate
+			if op.WriteCall == 0 {
+				op.WriteCall = max(op.Start, op.AcquireCall, op.Acquired, op.ReadCall, op.ReadReturn)
+			}
+		}
+		op.End = 0
+		op.Outcome = history.Crashed
+	}
+}
+
+// lastLines is the end of a process's output, on one line, for errors.
+func lastLines(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "it printed nothing"
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return strings.Join(lines, " / ")
+}
+
+// remote levers: the node's pause and skew, on its process.
+
+// stop freezes the node: first its own pause (so that a client let
+// through later is the only one to go on), then its process.
+func (rn *remoteNode) stop() {
+	rn.mu.Lock()
+	l, proc, live := rn.link, rn.proc, rn.live
+	rn.mu.Unlock()
+	if !live {
+		return
+	}
+	ctx, cancel := context.WithTimeout(rn.co.ctx, 5*time.Second)
+	defer cancel()
+	l.call(ctx, &message{Kind: mPause})
+	proc.Stop()
+}
+
+// through lets client k go on alone: its node's process runs again, its
+// own pause holding the rest.
+func (rn *remoteNode) through(k int32) {
+	rn.mu.Lock()
+	l, proc, live := rn.link, rn.proc, rn.live
+	rn.mu.Unlock()
+	if !live {
+		return
+	}
+	l.send(&message{Kind: mThrough, Client: k})
+	proc.Continue()
+}
+
+// cont lets the node run again.
+func (rn *remoteNode) cont() {
+	rn.mu.Lock()
+	l, proc, live := rn.link, rn.proc, rn.live
+	rn.mu.Unlock()
+	if !live {
+		return
+	}
+	proc.Continue()
+	l.send(&message{Kind: mResume})
+}
+
+// skew moves the node's clock.
+func (rn *remoteNode) skew(offset int64) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.live {
+		rn.link.send(&message{Kind: mSkew, T0: offset})
+	}
+}
+
+var _ atomic.Int64

@@ -1,0 +1,302 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/locks"
+	"github.com/redis/go-redis/v9"
+)
+
+// NodeOptions are a node process's: where its coordinator is, which
+// node it is, and how it finds the sale of an implementation by name.
+type NodeOptions struct {
+	// Coordinator is the coordinator's host:port.
+	Coordinator string
+	// Index is the node's index (a Kubernetes Indexed Job's
+	// JOB_COMPLETION_INDEX).
+	Index int
+	// Token is what the coordinator that launched the node gave it; ""
+	// for a node the coordinator did not start (remote).
+	Token string
+	// Sale returns the sale of the implementation the coordinator names
+	// (the registry's; harness.ServeNode looks it up).
+	Sale func(name string) (Sale, error)
+	// ClockShift moves every instant the node records, not the readings
+	// its clock is measured by: a clock error the coordinator cannot
+	// see, for tests of the clock-error bound.
+	ClockShift time.Duration
+	// DialTimeout bounds the wait for the coordinator to answer; zero is
+	// 30 s.
+	DialTimeout time.Duration
+}
+
+// ErrCoordinatorGone is ServeNode's error when its coordinator went away
+// before the sale ended: the node leaves, as a node never outlives its
+// coordinator.
+var ErrCoordinatorGone = errors.New("workload: the coordinator is gone")
+
+// ServeNode runs one node of a sale whose coordinator runs elsewhere
+// (Config.Launcher): it dials the coordinator, takes the sale it is
+// given, serves the buyers it is sent, reports every attempt, and
+// returns when the coordinator ends the sale or goes away.
+func ServeNode(ctx context.Context, o NodeOptions) error {
+	conn, err := dialCoordinator(ctx, o)
+	if err != nil {
+		return err
+	}
+	l := newLink(conn)
+	defer l.close()
+	l.send(&message{Kind: mHello, Node: o.Index, Token: o.Token})
+	ns := &nodeSide{l: l, opts: o}
+	return ns.serve(ctx)
+}
+
+// dialCoordinator dials until the coordinator answers or the bound
+// passes (a pod may come up before its coordinator's Service does).
+func dialCoordinator(ctx context.Context, o NodeOptions) (net.Conn, error) {
+	bound := o.DialTimeout
+	if bound <= 0 {
+		bound = 30 * time.Second
+	}
+	deadline := time.Now().Add(bound)
+	for {
+		d := net.Dialer{Timeout: time.Second}
+		conn, err := d.DialContext(ctx, "tcp", o.Coordinator)
+		if err == nil {
+			return conn, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: dialing %s: %v", ErrCoordinatorGone, o.Coordinator, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// nodeSide is a node process: its link, its run (of one node), and the
+// attempt each of its buyers is at, for its probes' reports.
+type nodeSide struct {
+	l       *nodeLink
+	opts    NodeOptions
+	r       *run
+	n       *node
+	current []atomic.Int32 // by slot: the attempt the buyer is at
+}
+
+// serve handles the coordinator's messages until the sale ends.
+func (ns *nodeSide) serve(ctx context.Context) error {
+	sale, endSale := context.WithCancelCause(ctx)
+	defer endSale(nil)
+	var clients sync.WaitGroup
+	stats := make(chan struct{})
+	var statsOnce sync.Once
+	stopStats := func() { statsOnce.Do(func() { close(stats) }) }
+	defer stopStats()
+	defer func() {
+		if ns.r != nil {
+			ns.r.stopNodes()
+		}
+	}()
+	for {
+		m, err := ns.l.recv()
+		if err != nil {
+			endSale(ErrCoordinatorGone)
+			clients.Wait()
+			return ErrCoordinatorGone
+		}
+		switch m.Kind {
+		case mPing:
+			ns.l.send(&message{Kind: mPong, ID: m.ID, T1: monoclock.Now()})
+		case mSetup:
+			err := ns.setup(ctx, m.Setup)
+			reply := &message{Kind: mReady}
+			if err != nil {
+				reply.Err = err.Error()
+			}
+			ns.l.send(reply)
+		case mGo:
+			if ns.r == nil {
+				return errors.New("workload: node protocol: go before setup")
+			}
+			ns.r.started, ns.r.base = time.Now(), m.T0
+			// The sale's deadline, as the coordinator's: a lock that waits
+			// until its context's deadline (redislock) waits as long here.
+			if t := ns.r.cfg.Timeout; t > 0 {
+				var cancel context.CancelFunc
+				sale, cancel = context.WithTimeout(sale, time.Duration(m.T0+int64(t)-monoclock.Now()))
+				defer cancel()
+			}
+			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
+			go ns.report(stats)
+		case mBuyer:
+			ns.r.arrived.Add(1)
+			ns.r.initSlots(m.Client, ns.n.id)
+			ns.current[ns.r.slot(m.Client)].Store(0)
+			ns.r.serve(sale, ns.n, m.Client, &clients)
+		case mProbeReply, mAck:
+			ns.l.answer(m)
+		case mPause:
+			ns.n.pause.begin(100 * 365 * 24 * time.Hour) // until the coordinator ends it
+			ns.l.send(&message{Kind: mAck, ID: m.ID})
+		case mThrough:
+			ns.n.pause.letThrough(m.Client)
+		case mResume:
+			ns.n.pause.end()
+		case mSkew:
+			ns.n.skew.Store(m.T0)
+		case mStop:
+			if ns.r == nil {
+				return nil
+			}
+			endSale(errStopped)
+			ns.n.pause.end()
+			if ns.n.queue != nil {
+				close(ns.n.queue)
+				ns.n.queue = nil
+			}
+			clients.Wait()
+			stopStats()
+			ns.l.send(&message{Kind: mEnd, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
+		case mDie:
+			// A crash on another machine: the process dies at once, as a
+			// SIGKILL from outside would kill it.
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}
+
+// errStopped is the cause of a node's sale that its coordinator ended.
+var errStopped = errors.New("workload: the sale ended")
+
+// report sends the node's counters four times a second until stop.
+func (ns *nodeSide) report(stop <-chan struct{}) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			ns.l.send(&message{Kind: mStats, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
+		}
+	}
+}
+
+// setup builds the node's run from what the coordinator sent and starts
+// its node.
+func (ns *nodeSide) setup(ctx context.Context, s *nodeSetup) error {
+	if ns.opts.Sale == nil {
+		return errors.New("workload: the node has no way to find a sale")
+	}
+	sale, err := ns.opts.Sale(s.Impl)
+	if err != nil {
+		return err
+	}
+	servers := &Servers{}
+	if s.Redis != nil {
+		servers.Redis = nodeRedis(*s.Redis)
+	}
+	if s.ZooKeeper != "" {
+		servers.ZooKeeper = nodeZooKeeper(s.ZooKeeper)
+	}
+	if s.MySQL != "" {
+		cfg, err := mysql.ParseDSN(s.MySQL)
+		if err != nil {
+			return err
+		}
+		servers.MySQL = &MySQL{cfg: cfg}
+	}
+	cfg := Config{Name: s.Impl, Sale: sale, Servers: servers, Workload: s.Workload}
+	cfg.Nodes = s.Nodes
+	if s.Probes {
+		cfg.Injector = probeRelay{ns}
+	}
+	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), arrivals: cfg.Arrivals(), stride: s.Nodes, shift: int64(ns.opts.ClockShift), link: ns}
+	r.controls = &Controls{r: r}
+	local := s.Clients/s.Nodes + 1
+	r.allocSlots(local)
+	ns.current = make([]atomic.Int32, local)
+	n, err := r.startNode(ctx, s.Node, s.UUID)
+	if n != nil {
+		r.nodes = []*node{n}
+	}
+	ns.r, ns.n = r, n
+	return err
+}
+
+// started tells the coordinator that buyer c begins attempt a at t, and
+// waits for its word: a buyer the coordinator does not know to have begun
+// is one it may hand to the node's next incarnation after a crash, so
+// nothing of an attempt may happen before the coordinator knows of it.
+func (ns *nodeSide) started(ctx context.Context, c int32, a int16, t int64) error {
+	ns.current[ns.r.slot(c)].Store(int32(a))
+	_, err := ns.l.call(ctx, &message{Kind: mStart, Client: c, Attempt: a, T0: t})
+	return err
+}
+
+// done sends buyer c's records, whole, once it was answered.
+func (ns *nodeSide) done(c int32, ops []history.Op) {
+	ns.l.send(&message{Kind: mDone, Client: c, Ops: append([]history.Op(nil), ops...)})
+}
+
+// probeRelay is a node process's injector: each probe point goes to the
+// coordinator, whose faults decide, with the attempt's records so far.
+type probeRelay struct{ ns *nodeSide }
+
+// Probe implements Injector.
+func (p probeRelay) Probe(ctx context.Context, _ *Controls, at Site) error {
+	ns := p.ns
+	m := &message{Kind: mProbe, Client: at.Client, Point: string(at.Point)}
+	if at.Client >= 0 {
+		a := int16(ns.current[ns.r.slot(at.Client)].Load())
+		i := int(a) * ns.r.cart
+		m.Attempt, m.Ops = a, append([]history.Op(nil), ns.r.slots(at.Client)[i:i+ns.r.cart]...)
+	}
+	reply, err := ns.l.call(ctx, m)
+	if err != nil {
+		return err
+	}
+	switch reply.Err {
+	case "":
+		return nil
+	case errCrashedText:
+		return ErrCrashed
+	}
+	return errors.New(reply.Err)
+}
+
+// Run implements Injector: a node's faults are scheduled by its
+// coordinator.
+func (probeRelay) Run(context.Context, *Controls) {}
+
+// nodeRedis is a Redis as a node process knows it: an address.
+type nodeRedis redisAddr
+
+func (s nodeRedis) Name() string    { return "redis at " + s.Addr }
+func (s nodeRedis) Version() string { return "" }
+func (s nodeRedis) Close() error    { return nil }
+func (s nodeRedis) Options() *redis.Options {
+	o := clientOptions(s.Addr, s.Password)
+	o.Username, o.DB = s.Username, s.DB
+	return o
+}
+
+// nodeZooKeeper is a ZooKeeper as a node process knows it: an address.
+type nodeZooKeeper string
+
+func (z nodeZooKeeper) Name() string    { return "zookeeper at " + string(z) }
+func (z nodeZooKeeper) Version() string { return "" }
+func (z nodeZooKeeper) Close() error    { return nil }
+func (z nodeZooKeeper) Addr() string    { return string(z) }
+
+var _ = locks.Acquired
