@@ -91,3 +91,50 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestClockError: a history's clock error is written as clock_error_ns
+// when there is one, left out when there is none (so that histories
+// written before the field read, and are written, unchanged), read back,
+// and refused when negative.
+func TestClockError(t *testing.T) {
+	h, err := ReadFile(filepath.Join("testdata", "ok.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Header.ClockError != 0 {
+		t.Fatalf("ok.jsonl, written without the field, reads ClockError %d, want 0", h.Header.ClockError)
+	}
+	tests := []struct {
+		name    string
+		eps     int64
+		written string // in the header line; "" for the key left out
+		refused string // "" when it reads back
+	}{
+		{"one clock", 0, "", ""},
+		{"nodes' clocks", 1_500_000, `"clock_error_ns":1500000`, ""},
+		{"negative", -1, `"clock_error_ns":-1`, "clock_error_ns is negative (-1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := *h
+			c.Header.ClockError = tt.eps
+			var buf bytes.Buffer
+			if err := Write(&buf, &c); err != nil {
+				t.Fatal(err)
+			}
+			head, _, _ := strings.Cut(buf.String(), "\n")
+			if has := strings.Contains(head, "clock_error_ns"); has != (tt.written != "") || !strings.Contains(head, tt.written) {
+				t.Errorf("header line %s, want it to hold %q", head, tt.written)
+			}
+			got, err := Read(&buf)
+			switch {
+			case tt.refused != "" && (!errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tt.refused)):
+				t.Errorf("Read = %v, want ErrFormat saying %q", err, tt.refused)
+			case tt.refused == "" && err != nil:
+				t.Errorf("Read = %v", err)
+			case tt.refused == "" && got.Header.ClockError != tt.eps:
+				t.Errorf("read back ClockError %d, want %d", got.Header.ClockError, tt.eps)
+			}
+		})
+	}
+}

@@ -270,6 +270,17 @@ type Header struct {
 	CutBy Cut `json:"cut_by,omitempty"`
 	// Commands counts the server commands the buyers sent.
 	Commands int64 `json:"commands"`
+	// ClockError bounds, in nanoseconds, how far any recorded instant of
+	// an operation may be from the true one on the run's timeline: the
+	// error ε of the clock offsets that mapped the nodes' timestamps onto
+	// the coordinator's (half the best round trip of the offset's
+	// measurement, plus the drift allowance). Zero means every timestamp
+	// came from one clock and is exact; histories written before the field
+	// existed read so. Arrivals, fault windows and Duration are the
+	// coordinator's own and carry no such error. The checker judges such a
+	// history with every call ε earlier and every return ε later, so that
+	// a clock error within ε never shows as a violation (see checker.Check).
+	ClockError int64 `json:"clock_error_ns,omitempty"`
 }
 
 // SchemaVersion is the version of the history format written by this build.

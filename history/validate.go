@@ -6,10 +6,13 @@ import "fmt"
 // negative instant, each call answered no earlier than it was made, no
 // step before the buyer arrived or after it was answered, and an answer
 // exactly when the outcome is not pending (a crashed buyer may have died
-// either side of its answer). It returns ErrFormat naming the
-// first operation that could not; Read calls it, so a history that fails
-// it is never judged.
+// either side of its answer); and that the header's clock error is not
+// negative. It returns ErrFormat naming the first operation that could
+// not; Read calls it, so a history that fails it is never judged.
 func Validate(h *History) error {
+	if h.Header.ClockError < 0 {
+		return fmt.Errorf("%w: clock_error_ns is negative (%d)", ErrFormat, h.Header.ClockError)
+	}
 	for i := range h.Ops {
 		if it := h.Ops[i].Item; it < 0 || int(it) >= h.Header.ItemCount() {
 			op := &h.Ops[i]
