@@ -4,7 +4,9 @@
 // and the reports only read them, so this package knows nothing of Redis.
 //
 // Timestamps are nanoseconds on the run's monotonic clock, counted from the
-// run's start. Every recorded instant is positive; zero means "did not
+// run's start; nodes that ran as processes of their own had theirs mapped
+// onto the coordinator's clock, within Header.ClockError. Every recorded
+// instant is positive; zero means "did not
 // happen". An operation whose write outcome is unknown has no WriteReturn:
 // the write may land at any later time, and the checker treats it so.
 package history
