@@ -120,6 +120,10 @@ func ref(h *history.History, i int, from, to int64) *OpRef {
 // checkLock counts critical sections that began while a different owner
 // still held the lock, naming the first maxPairs of them. Shared sections
 // (read locks) may overlap one another; an exclusive one overlaps nobody.
+//
+// In a widened history (see widen) a section runs from its Acquired, ε
+// late, to its ReleaseCall or Crash, ε early: one that shrank to nothing
+// overlaps nothing and is left out.
 func checkLock(h *history.History, maxPairs int) Lock {
 	if h.Header.Lockless {
 		return Lock{Status: NotApplicable}
@@ -138,9 +142,13 @@ func checkLock(h *history.History, maxPairs int) Lock {
 		if op.Lost {
 			lost++
 		}
+		from, to := op.Acquired, op.HoldEnd(h.Header.Duration)
+		if h.Header.ClockError > 0 && from >= to {
+			continue
+		}
 		cs = append(cs, section{OpRef{
 			Index: i, Client: op.Client, Attempt: op.Attempt, Node: op.Node,
-			From: op.Acquired, To: op.HoldEnd(h.Header.Duration),
+			From: from, To: to,
 		}, op.Shared})
 	}
 	slices.SortFunc(cs, func(a, b section) int {
@@ -186,7 +194,11 @@ func checkLock(h *history.History, maxPairs int) Lock {
 // refused a holder's write, or a sale that answered "sold out" too early.
 // Every refused write is judged, on any attempt: it is legitimate only
 // when a newer fencing token was taken before the refusal came back (the
-// store refuses a stale holder, and only after a newer one read).
+// store refuses a stale holder, and only after a newer one read). With a
+// clock error ε (h widened, see widen), a token taken up to 2ε after the
+// refusal came back may have been taken before it: the refusal is
+// legitimate then too, since widening moved the grant and the refusal
+// alike.
 func checkLiveness(h *history.History) Liveness {
 	l := Liveness{Status: OK, CutShort: h.Header.CutShort, CutBy: h.Header.CutBy}
 	newer := newerTokens(h)
@@ -200,7 +212,7 @@ func checkLiveness(h *history.History) Liveness {
 		if op.Write != history.Refused {
 			continue
 		}
-		if tok, at, ok := newer.before(op.Token, op.WriteReturn); ok && h.Header.Fenced {
+		if tok, at, ok := newer.before(op.Token, later(op.WriteReturn, slack(h))); ok && h.Header.Fenced {
 			if l.Fenced == 0 {
 				l.firstFenced = fencedBy{op: i, token: tok, at: at}
 			}

@@ -43,13 +43,22 @@ func (o Options) withDefaults() Options {
 // they add up to. A failed check is a Report with Pass false and its
 // reasons, never an error.
 //
+// A history with a clock error (Header.ClockError) is judged widened by
+// it, on a copy (see widen): a clock error within it never shows as a
+// violation, and the report carries it as its blind spot.
+//
 // A sale of several items is checked item by item (see checkItems).
 func Check(h *history.History, opts Options) Report {
 	opts = opts.withDefaults()
-	if h.Header.ItemCount() > 1 {
-		return checkItems(h, opts)
+	w := widen(h)
+	var r Report
+	if w.Header.ItemCount() > 1 {
+		r = checkItems(w, opts)
+	} else {
+		r = checkOne(w, opts)
 	}
-	return checkOne(h, opts)
+	r.ClockError = max(0, h.Header.ClockError)
+	return r
 }
 
 // checkOne judges the history of one counter.
@@ -70,13 +79,18 @@ func checkOne(h *history.History, opts Options) Report {
 // and ErrTimeout when the search ran out of time.
 //
 // For a sale of several items it draws the first item whose history is
-// illegal.
+// illegal. A history with a clock error is drawn widened, as Check judges
+// it.
 func Visualize(w io.Writer, h *history.History, opts Options) error {
-	opts = opts.withDefaults()
+	return visualize(w, widen(h), opts.withDefaults())
+}
+
+// visualize is Visualize of a history already widened.
+func visualize(w io.Writer, h *history.History, opts Options) error {
 	if h.Header.ItemCount() > 1 {
 		err := ErrNoViolation
 		for _, p := range split(h) {
-			if err = Visualize(w, &p.h, opts); !errors.Is(err, ErrNoViolation) {
+			if err = visualize(w, &p.h, opts); !errors.Is(err, ErrNoViolation) {
 				return err
 			}
 		}

@@ -5,6 +5,11 @@
 // safety (critical sections of different owners that overlap in time) and
 // liveness (units left unsold while buyers gave up, runs cut short).
 //
+// A history recorded by nodes on clocks of their own declares how far its
+// instants may be off (history.Header.ClockError, ε); the checks judge it
+// with every call ε earlier and every return ε later, so that a clock
+// error within ε is never a violation (see widen).
+//
 // The checker reads histories only; it knows nothing of Redis or of the
 // lock implementations. Verdicts are values: a failed check is a Report
 // with Pass false and its reasons, never an error.
@@ -152,6 +157,8 @@ type Lock struct {
 	// Overtakes counts the acquisitions that went ahead of a buyer who
 	// had asked for the lock more than FairnessMargin earlier and was
 	// still waiting: how far the lock is from granting in arrival order.
+	// With a clock error ε, both the asks and the grants must be more
+	// than 2ε further apart (see checkFairness).
 	Overtakes int64 `json:"overtakes"`
 	// FirstOvertake names the first of them.
 	FirstOvertake *Overtake `json:"first_overtake,omitempty"`
@@ -216,4 +223,14 @@ type Report struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Notes say what is worth knowing but does not fail the run.
 	Notes []string `json:"notes,omitempty"`
+	// ClockError is the history's clock error ε in nanoseconds
+	// (history.Header.ClockError), zero when every timestamp came from
+	// one clock. It is the checks' blind spot: they judged every call ε
+	// earlier and every return ε later, so two critical sections overlap
+	// only when they did by more than 2ε, and an order of operations is
+	// a violation only when more than 2ε separates it from a legal one.
+	// The instants the report names (sections, windows, overtakes) are
+	// then on that widened timeline, and an overlap's Duration is the
+	// part beyond the blind spot.
+	ClockError int64 `json:"clock_error_ns,omitempty"`
 }

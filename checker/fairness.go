@@ -34,6 +34,11 @@ type Overtake struct {
 // lock shows none; others show how far they are from arrival order. O(n
 // log n): the acquisitions in asking order, and a Fenwick tree over the
 // order in which they got the lock.
+//
+// With a clock error ε (h widened, see widen) both orders must hold
+// whatever the clocks did: a asked more than FairnessMargin + 2ε before b
+// (fairnessMargin), and a got the lock more than 2ε after b. Widening
+// moves both calls alike and both grants alike, so the 2ε is added here.
 func checkFairness(h *history.History) (int64, *Overtake) {
 	if h.Header.Lockless {
 		return 0, nil
@@ -57,6 +62,24 @@ func checkFairness(h *history.History) (int64, *Overtake) {
 	for r, i := range byGrant {
 		rank[i] = r + 1
 	}
+	// notAfter(b) is how many acquisitions, counted in granting order,
+	// may have got the lock no later than b: those not surely granted
+	// after it. Without a clock error that is b's own rank; with one, the
+	// grants up to 2ε after b's count too.
+	grace := slack(h)
+	notAfter := func(b int) int {
+		if grace == 0 {
+			return rank[b]
+		}
+		at := h.Ops[b].Acquired + grace
+		n, _ := slices.BinarySearchFunc(byGrant, at, func(i int, at int64) int {
+			if h.Ops[i].Acquired <= at {
+				return -1
+			}
+			return 1
+		})
+		return n
+	}
 	tree := make([]int64, len(acq)+1)
 	add := func(r int) {
 		for ; r < len(tree); r += r & -r {
@@ -69,7 +92,7 @@ func checkFairness(h *history.History) (int64, *Overtake) {
 		}
 		return n
 	}
-	margin := int64(FairnessMargin)
+	margin := int64(fairnessMargin(h))
 	var n, inserted int64
 	var first *Overtake
 	j := 0
@@ -80,10 +103,11 @@ func checkFairness(h *history.History) (int64, *Overtake) {
 			inserted++
 			j++
 		}
-		later := inserted - upTo(rank[b]) // asked earlier, granted after b
+		th := notAfter(b)
+		later := inserted - upTo(th) // asked earlier, granted after b
 		if later > 0 && first == nil {
 			for _, a := range byCall[:j] {
-				if rank[a] > rank[b] {
+				if rank[a] > th {
 					first = &Overtake{Ahead: *ref(h, a, h.Ops[a].AcquireCall, h.Ops[a].Acquired), Behind: *ref(h, b, h.Ops[b].AcquireCall, h.Ops[b].Acquired)}
 					break
 				}
@@ -94,11 +118,12 @@ func checkFairness(h *history.History) (int64, *Overtake) {
 	return n, first
 }
 
-// waited reports whether some acquisition in h waited for the lock longer
-// than FairnessMargin: whether there was a queue whose order to judge.
+// waited reports whether some acquisition in h surely waited for the lock
+// longer than its fairness margin: whether there was a queue whose order
+// to judge. (In a widened history a wait is 2ε longer than recorded.)
 func waited(h *history.History) bool {
 	for i := range h.Ops {
-		if op := &h.Ops[i]; op.Acquired > 0 && op.Acquired-op.AcquireCall > int64(FairnessMargin) {
+		if op := &h.Ops[i]; op.Acquired > 0 && op.Acquired-op.AcquireCall-slack(h) > int64(fairnessMargin(h)) {
 			return true
 		}
 	}

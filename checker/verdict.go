@@ -105,12 +105,12 @@ func (r *Report) judge(h *history.History, opts Options) {
 		r.Notes = append(r.Notes, msg)
 	}
 	if r.Lock.Status != NotApplicable && r.Lock.Overtakes == 0 && waited(h) {
-		r.Notes = append(r.Notes, fmt.Sprintf("fairness: no overtakes: every buyer got the lock in the order it asked for it (asks closer than %v apart aside)", FairnessMargin))
+		r.Notes = append(r.Notes, fmt.Sprintf("fairness: no overtakes: every buyer got the lock in the order it asked for it (asks closer than %v apart aside)", fairnessMargin(h)))
 	}
 	if r.Lock.Status != NotApplicable && r.Lock.Overtakes > 0 {
 		o := r.Lock.FirstOvertake
 		r.Notes = append(r.Notes, fmt.Sprintf("fairness: %s (a buyer who asked for the lock later got it before one who asked %v or more earlier; first: buyer %d asked at %s and got it at %s, while buyer %d, asking at %s, waited until %s)",
-			words.Count(r.Lock.Overtakes, "overtake"), FairnessMargin, o.Behind.Client, seconds(o.Behind.From, 3), seconds(o.Behind.To, 3), o.Ahead.Client, seconds(o.Ahead.From, 3), seconds(o.Ahead.To, 3)))
+			words.Count(r.Lock.Overtakes, "overtake"), fairnessMargin(h), o.Behind.Client, seconds(o.Behind.From, 3), seconds(o.Behind.To, 3), o.Ahead.Client, seconds(o.Ahead.From, 3), seconds(o.Ahead.To, 3)))
 	}
 	l := &r.Liveness
 	if l.Refused > 0 {

@@ -4,7 +4,9 @@
 // and the reports only read them, so this package knows nothing of Redis.
 //
 // Timestamps are nanoseconds on the run's monotonic clock, counted from the
-// run's start. Every recorded instant is positive; zero means "did not
+// run's start; nodes that ran as processes of their own had theirs mapped
+// onto the coordinator's clock, within Header.ClockError. Every recorded
+// instant is positive; zero means "did not
 // happen". An operation whose write outcome is unknown has no WriteReturn:
 // the write may land at any later time, and the checker treats it so.
 package history
@@ -270,12 +272,16 @@ type Header struct {
 	CutBy Cut `json:"cut_by,omitempty"`
 	// Commands counts the server commands the buyers sent.
 	Commands int64 `json:"commands"`
-	// ClockError bounds, in nanoseconds, how far any instant of the
-	// history may be from the true one on the run's timeline: zero when
-	// every instant was read from one clock (one process, or processes of
-	// one machine reading its monotonic clock); the measured bound of the
-	// nodes' clock offsets when nodes ran on other machines. The checker
-	// widens every interval by it.
+	// ClockError bounds, in nanoseconds, how far any recorded instant of
+	// an operation may be from the true one on the run's timeline: the
+	// error ε of the clock offsets that mapped the nodes' timestamps onto
+	// the coordinator's (half the best round trip of the offset's
+	// measurement, plus the drift allowance). Zero means every timestamp
+	// came from one clock and is exact; histories written before the field
+	// existed read so. Arrivals, fault windows and Duration are the
+	// coordinator's own and carry no such error. The checker judges such a
+	// history with every call ε earlier and every return ε later, so that
+	// a clock error within ε never shows as a violation (see checker.Check).
 	ClockError int64 `json:"clock_error_ns,omitempty"`
 }
 

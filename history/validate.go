@@ -6,16 +6,24 @@ import "fmt"
 // negative instant, each call answered no earlier than it was made, no
 // step before the buyer arrived or after it was answered, and an answer
 // exactly when the outcome is not pending (a crashed buyer may have died
-// either side of its answer). It returns ErrFormat naming the
-// first operation that could not; Read calls it, so a history that fails
-// it is never judged.
+// either side of its answer); and that the header's clock error is not
+// negative. It returns ErrFormat naming the first operation that could
+// not; Read calls it, so a history that fails it is never judged.
+//
+// An operation's steps are all on its node's clock, so their order is
+// exact whatever the clock error; its arrival is the coordinator's
+// schedule, so with a clock error ε (Header.ClockError) a step may seem
+// up to ε earlier than the arrival.
 func Validate(h *History) error {
+	if h.Header.ClockError < 0 {
+		return fmt.Errorf("%w: clock_error_ns is negative (%d)", ErrFormat, h.Header.ClockError)
+	}
 	for i := range h.Ops {
 		if it := h.Ops[i].Item; it < 0 || int(it) >= h.Header.ItemCount() {
 			op := &h.Ops[i]
 			return fmt.Errorf("%w: operation %d (client %d, attempt %d): item %d of a sale of %d", ErrFormat, i+1, op.Client, op.Attempt, it, h.Header.ItemCount())
 		}
-		if err := validOp(&h.Ops[i]); err != nil {
+		if err := validOp(&h.Ops[i], h.Header.ClockError); err != nil {
 			op := &h.Ops[i]
 			return fmt.Errorf("%w: operation %d (client %d, attempt %d): %v", ErrFormat, i+1, op.Client, op.Attempt, err)
 		}
@@ -34,7 +42,8 @@ type instant struct {
 	at   int64
 }
 
-func validOp(op *Op) error {
+// validOp checks one operation of a history whose clock error is eps.
+func validOp(op *Op, eps int64) error {
 	all := []instant{
 		{"arrival", op.Arrival}, {"start", op.Start},
 		{"acquire_call", op.AcquireCall}, {"acquired", op.Acquired},
@@ -57,10 +66,14 @@ func validOp(op *Op) error {
 			return fmt.Errorf("%s %d is before %s %d", p[1].name, p[1].at, p[0].name, p[0].at)
 		}
 	}
-	// Nothing happens before the buyer arrived, nor after it was answered
-	// (a crash aside, which the buyer is answered with).
+	// Nothing happens before the buyer arrived (give or take the clock
+	// error), nor after it was answered (a crash aside, which the buyer is
+	// answered with).
 	for _, in := range all[1:] {
-		if in.at > 0 && in.at < op.Arrival {
+		if in.at > 0 && in.at < op.Arrival-eps {
+			if eps > 0 {
+				return fmt.Errorf("%s %d is before arrival %d by more than the clock error %d", in.name, in.at, op.Arrival, eps)
+			}
 			return fmt.Errorf("%s %d is before arrival %d", in.name, in.at, op.Arrival)
 		}
 		if in.name != "crash" && in.at > 0 && op.End > 0 && in.at > op.End {

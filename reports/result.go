@@ -158,6 +158,12 @@ type Run struct {
 	// Lock is the lock-safety check: its status, the overlapping critical
 	// sections, lost releases and overtakes.
 	checker.Lock
+	// ClockError is the checker's blind spot (checker.Report.ClockError):
+	// the clock error ε, in nanoseconds, of a history whose nodes ran on
+	// clocks of their own; overlaps no longer than 2ε cannot be seen, and
+	// the instants the checks name are on the timeline widened by ε. Zero,
+	// and left out, when every timestamp came from one clock.
+	ClockError int64 `json:"clock_error_ns,omitempty"`
 
 	// Latency holds the latency distributions, in microseconds.
 	Latency Latency `json:"latency_us"`
@@ -215,6 +221,8 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Data:     rep.Data,
 		Liveness: rep.Liveness,
 		Lock:     rep.Lock,
+
+		ClockError: rep.ClockError,
 
 		Latency:            m.latency,
 		SalesPerSec:        m.salesPerSec,

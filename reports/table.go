@@ -49,7 +49,8 @@ const columnGap = "  "
 
 // WriteTable writes the terminal summary of runs: one row per
 // implementation with its verdict, safety figures and purchase latency,
-// then one line per reason of each failing run and per note of any run.
+// then, for each run, its blind spot when its nodes' clocks had an error
+// (see BlindSpot), one line per reason if it failed and one per note.
 func WriteTable(w io.Writer, runs []Run) error {
 	cells := make([][]string, 0, len(runs)+1)
 	head := make([]string, len(columns))
@@ -93,6 +94,9 @@ func WriteTable(w io.Writer, runs []Run) error {
 	var details strings.Builder
 	for i := range runs {
 		r := &runs[i]
+		if r.ClockError > 0 {
+			fmt.Fprintf(&details, "  %s: %s\n", r.Impl, BlindSpot(r.ClockError))
+		}
 		if r.Verdict != Pass {
 			for _, reason := range r.Reasons {
 				fmt.Fprintf(&details, "  %s: %s\n", r.Impl, reason)
@@ -109,6 +113,14 @@ func WriteTable(w io.Writer, runs []Run) error {
 
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// BlindSpot says what a clock error of ns nanoseconds hides from the
+// checker, for the summary and the HTML report: "clock error ±1.20ms:
+// overlaps shorter than 2.40ms cannot be seen".
+func BlindSpot(ns int64) string {
+	us := func(ns int64) int64 { return max(1, (ns+500)/1000) }
+	return fmt.Sprintf("clock error ±%s: overlaps shorter than %s cannot be seen", FormatMicros(us(ns)), FormatMicros(us(2*ns)))
 }
 
 // FormatLatency formats us, one percentile of s, as FormatMicros does, or

@@ -331,6 +331,7 @@ func newStatus(s checker.Status) status {
 type implView struct {
 	ID, Impl      string
 	Backend       string // the servers the run used, with their versions
+	BlindSpot     string // what the nodes' clock error hides, when there was one
 	Pass          bool
 	Spectrum      template.HTML
 	Sales         template.HTML
@@ -430,6 +431,9 @@ func newVerdictRow(r *reports.Run, id string) verdictRow {
 // newImplView builds one implementation's charts.
 func newImplView(src *Source, r *reports.Run, h *history.History, missing, id, outDir string, ax axes) implView {
 	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Pass: r.Verdict == reports.Pass, Repetitions: r.Repetitions}
+	if r.ClockError > 0 {
+		v.BlindSpot = reports.BlindSpot(r.ClockError) + " (every call was judged that much earlier, every return that much later)."
+	}
 	ss := []series{{name: "purchase", colour: colour(0), points: r.Latency.Purchase.Spectrum}}
 	if a := r.Latency.Acquire; a != nil {
 		ss = append(ss, series{name: "lock acquire", colour: colour(1), points: a.Spectrum})

@@ -482,3 +482,29 @@ func TestDistinctOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLBlindSpot: a run whose nodes' clocks had an error says what it
+// hides, under the run's heading; a run on one clock says nothing.
+func TestHTMLBlindSpot(t *testing.T) {
+	tests := []struct {
+		name string
+		eps  int64
+		want int // blind-spot lines on the page
+	}{
+		{"one clock", 0, 0},
+		{"nodes' clocks", 1_200_000, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := fixtureSource(t)
+			src.Result.Runs[1].ClockError = tt.eps
+			page := string(render(t, Options{}, src))
+			if n := strings.Count(page, `<p class="blindspot">clock error ±1.20ms: overlaps shorter than 2.40ms cannot be seen`); n != tt.want {
+				t.Errorf("%d blind-spot lines, want %d", n, tt.want)
+			}
+			if n := strings.Count(page, "blindspot"); n != tt.want {
+				t.Errorf("%d mentions of a blind spot, want %d", n, tt.want)
+			}
+		})
+	}
+}
