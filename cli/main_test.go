@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/redis/go-redis/v9"
 )
@@ -14,7 +15,9 @@ import (
 // own log lines are dropped as main drops them, for the tests run the CLI
 // in-process.
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" {
+	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" || harness.IsNode(os.Args[1:]) {
+		// lockbench itself, or one of its nodes (--node-mode=process
+		// starts this binary as "node").
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	redis.SetLogger(quietRedis{})

@@ -3,8 +3,13 @@ package harness
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/ctxtime"
+	"github.com/lockbench/lockbench/internal/loopback"
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/reports"
@@ -59,4 +64,133 @@ func TestProcessNodesSmoke(t *testing.T) {
 		}
 	}
 	t.Logf("ops per node %v, sold %d", nodes, run.Data.Sold)
+}
+
+// pauser is an injector that stops node 0 once, from the middle of the
+// sale, for a while, and records the window it was surely stopped in:
+// from after PauseNode returned (the process is stopped by then) to
+// before ResumeNode (it is not let go before).
+type pauser struct {
+	from, to int64
+	done     chan struct{}
+}
+
+func (p *pauser) Probe(context.Context, *workload.Controls, workload.Site) error { return nil }
+
+func (p *pauser) Run(ctx context.Context, c *workload.Controls) {
+	defer close(p.done)
+	if ctxtime.Sleep(ctx, 150*time.Millisecond) != nil {
+		return
+	}
+	c.PauseNode(0, time.Hour)
+	p.from = c.Now()
+	ctxtime.Sleep(ctx, 300*time.Millisecond)
+	p.to = c.Now()
+	c.ResumeNode(0)
+}
+
+// TestProcessPauseMakesNoCalls: a node whose process is stopped records
+// nothing while it is, though the other node sells on; both clocks are
+// the machine's one monotonic clock, read in each node's own process.
+func TestProcessPauseMakesNoCalls(t *testing.T) {
+	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	plan := processPlan(t, "lua", 2000)
+	plan.Workload.Ramp, plan.Workload.Hold = time.Second, time.Millisecond
+	p := &pauser{done: make(chan struct{})}
+	im := plan.Impl
+	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: &s.Servers, Workload: plan.Workload, Launcher: plan.Nodes.Launcher, Injector: p}
+	h, err := workload.Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	if p.from == 0 || p.to == 0 {
+		t.Fatal("the pause never happened")
+	}
+	var inside [2]int
+	var before, after bool
+	for _, op := range h.Ops {
+		for _, at := range []int64{op.Start, op.AcquireCall, op.Acquired, op.ReadCall, op.ReadReturn, op.WriteCall, op.WriteReturn, op.ReleaseCall, op.Released, op.End} {
+			if at == 0 {
+				continue
+			}
+			if at > p.from && at < p.to {
+				inside[op.Node]++
+			}
+			if op.Node == 0 {
+				before = before || at < p.from
+				after = after || at > p.to
+			}
+		}
+	}
+	if inside[0] != 0 {
+		t.Errorf("node 0 recorded %d instants while its process was stopped (%v to %v)", inside[0], time.Duration(p.from), time.Duration(p.to))
+	}
+	if inside[1] == 0 || !before || !after {
+		t.Errorf("the sale did not run around the pause: node 1 recorded %d instants in it, node 0 before %v, after %v", inside[1], before, after)
+	}
+}
+
+// TestRemoteClockError runs nodes started by hand, as a Kubernetes Job
+// starts its pods, that dial the coordinator; node 1 records every
+// instant 20 ms early, an error its measured offset cannot see. With a
+// clock error of 25 ms declared, the safe lock passes; with only the
+// measured bound (well under a millisecond on loopback), the same run
+// shows overlaps that never happened: why the widening is needed.
+func TestRemoteClockError(t *testing.T) {
+	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tests := []struct {
+		name     string
+		declared time.Duration
+		overlaps bool
+	}{
+		{"measured bound only", 0, true},
+		{"declared 25ms", 25 * time.Millisecond, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port, err := loopback.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			plan := processPlan(t, "lua", 1000)
+			plan.Workload.Hold = time.Millisecond
+			plan.Nodes = Nodes{Launcher: workload.Remote{}, Listen: addr, ClockError: tt.declared}
+			for i := range 2 {
+				args := []string{"node", "--coordinator=" + addr, "--index=" + strconv.Itoa(i)}
+				if i == 1 {
+					args = append(args, "--clock-shift=-20ms")
+				}
+				cmd := exec.Command(os.Args[0], args...)
+				cmd.Stderr = os.Stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			}
+			run, h, err := Run(t.Context(), &s.Servers, plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Header.ClockError < int64(tt.declared) || h.Header.ClockError <= 0 {
+				t.Fatalf("clock error %v, want at least the declared %v and more than nothing (measured)", time.Duration(h.Header.ClockError), tt.declared)
+			}
+			t.Logf("clock error %v, %d overlaps, verdict %s", time.Duration(h.Header.ClockError), run.Lock.Overlaps, run.Verdict)
+			if got := run.Lock.Overlaps > 0; got != tt.overlaps {
+				t.Errorf("overlaps %d with clock error %v; want overlaps %v", run.Lock.Overlaps, time.Duration(h.Header.ClockError), tt.overlaps)
+			}
+			if !tt.overlaps && run.Verdict != reports.Pass {
+				t.Errorf("verdict %s with the clock error declared: %v", run.Verdict, run.Reasons)
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/redis/go-redis/v9"
 )
@@ -20,6 +21,10 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 // leases, not on the processor. The MariaDB server the MySQL cells share
 // is stopped at the end.
 func TestMain(m *testing.M) {
+	if harness.IsNode(os.Args[1:]) {
+		// A node of a process cell: this binary is its own node.
+		os.Exit(harness.NodeMain(os.Args[2:], os.Stderr))
+	}
 	redis.SetLogger(quietRedis{})
 	flag.Parse()
 	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == f.DefValue {

@@ -52,14 +52,17 @@ func truthKinds(t *testing.T) []string {
 	} else {
 		t.Log("redis-sentinel not on PATH: the failover rows skipped (LOCKBENCH_REQUIRE_SENTINEL=1 makes this fatal)")
 	}
+	// The cells of the faults that stop or kill a node, with every node
+	// a process of its own (SIGSTOP, SIGKILL).
+	kinds = append(kinds, "process")
 	v := os.Getenv("LOCKBENCH_TRUTH_KINDS")
 	if v == "" {
 		return kinds
 	}
 	var out []string
 	for _, k := range strings.Split(v, ",") {
-		if k = strings.TrimSpace(k); k != "embedded" && k != "redis" && k != "sentinel" {
-			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: want embedded, redis, sentinel or several, comma separated", v)
+		if k = strings.TrimSpace(k); k != "embedded" && k != "redis" && k != "sentinel" && k != "process" {
+			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: want embedded, redis, sentinel, process or several, comma separated", v)
 		}
 		if k == "sentinel" && !slices.Contains(kinds, "sentinel") {
 			t.Fatalf("LOCKBENCH_TRUTH_KINDS=%q: redis-sentinel is not on PATH", v)
@@ -71,6 +74,21 @@ func truthKinds(t *testing.T) []string {
 	}
 	return out
 }
+
+// processFaults are the faults whose cells the process kind runs: those
+// that stop a node (SIGSTOP of its process) or kill it (SIGKILL).
+var processFaults = []string{"pause-holder", "crash-holder", "crash-after-setnx"}
+
+// processCell reports whether the process kind runs c: a fault that
+// stops or kills a node, on a sale nodes in processes can run.
+func processCell(c matrix.Cell, im harness.Impl) bool {
+	return slices.Contains(processFaults, c.Fault) && workload.SupportsNodes("process", im.Name, im.Sale, nil) == nil
+}
+
+// processSeeds bounds the seeds of a process cell: each sale starts its
+// nodes' processes, and the in-process kinds have run the same cells
+// over every seed already.
+const processSeeds = 5
 
 // serverFault reports whether a cell's fault acts on the server itself,
 // so that the cell needs a server of its own.
@@ -92,7 +110,7 @@ func TestTruthTable(t *testing.T) {
 	// The cells whose lock or inventory lives in ZooKeeper or MySQL run
 	// once, under the last kind: those servers are the same for both.
 	serversKind := kinds[len(kinds)-1]
-	if k := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return k == "sentinel" }); len(k) > 0 {
+	if k := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return k == "sentinel" || k == "process" }); len(k) > 0 {
 		serversKind = k[len(k)-1]
 	}
 	// The cells whose lock or inventory lives in ZooKeeper or MySQL wait on
@@ -109,12 +127,12 @@ func TestTruthTable(t *testing.T) {
 			// more cells at once would starve lock holders past their
 			// lease and turn load into false alarms. A real server takes
 			// more.
-			redisSlots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 3, "sentinel": 2}[kind])
+			redisSlots := make(chan struct{}, map[string]int{"embedded": 2, "redis": 3, "sentinel": 2, "process": 2}[kind])
 			var shared string // the redis-server the cells share, with prefixes of their own
-			if kind == "redis" {
+			if kind == "redis" || kind == "process" && redistest.Available() {
 				shared = redistest.Start(t)
 			}
-			zk := truthZooKeeper(t, kind == serversKind)
+			zk := truthZooKeeper(t, kind == serversKind || kind == "process")
 			for i, cell := range matrix.Truth {
 				t.Run(cell.Name(), func(t *testing.T) {
 					im, ok := harness.Lookup(cell.Impl)
@@ -124,7 +142,11 @@ func TestTruthTable(t *testing.T) {
 					needs := im.Needs()
 					mysqlCell := needs.Has(workload.NeedsMySQL)
 					zkCell := needs.Has(workload.NeedsZooKeeper)
-					if (zkCell || mysqlCell) && kind != serversKind {
+					if kind == "process" {
+						if !processCell(cell, im) {
+							t.Skip("the process kind runs the cells of the faults that stop or kill a node, on sales nodes in processes can run")
+						}
+					} else if (zkCell || mysqlCell) && kind != serversKind {
 						t.Skipf("the cell's server is the same for every kind: it runs once, under %s", serversKind)
 					}
 					if zkCell && zk == "" {
@@ -151,7 +173,7 @@ func TestTruthTable(t *testing.T) {
 						o.Backend = harness.BackendSentinel
 					case mysqlCell:
 						o.MySQLDSN = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
-					case kind == "embedded":
+					case kind == "embedded", kind == "process" && shared == "":
 						// Every cell its own embedded server (five for a lock
 						// on several, harness.RedlockServers).
 					case multiServer(cell):
@@ -167,8 +189,16 @@ func TestTruthTable(t *testing.T) {
 					if cell.Want.Breaks() && !cell.Want.Sometimes {
 						n = failSeeds
 					}
-					if kind == "sentinel" {
+					switch kind {
+					case "sentinel":
 						n = min(n, failoverSeeds)
+					case "process":
+						n = min(n, processSeeds)
+						l, err := harness.NodeProcesses()
+						if err != nil {
+							t.Fatal(err)
+						}
+						base.Nodes.Launcher = l
 					}
 					seen := 0 // runs that showed a racy cell's failure
 					for seed := uint64(1); seed <= uint64(n); seed++ {
@@ -191,7 +221,7 @@ func TestTruthTable(t *testing.T) {
 							t.Errorf("seed %d: expected %s, measured %s (sold %d/%d, oversold %d, overlaps %d, linearizability %s, faults fired %d)\n  reasons: %s\n  reproduce: %s",
 								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.Lock.Overlaps,
 								mc.Run.Linearizability.Status, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "),
-								harness.CommandLine("lockbench", cell.Flags(matrix.Defaults(), mc.Fault), seed))
+								harness.CommandLine("lockbench", append(cell.Flags(matrix.Defaults(), mc.Fault), kindFlags(kind)...), seed))
 						}
 					}
 					if cell.Want.Sometimes && seen == 0 {
@@ -202,6 +232,14 @@ func TestTruthTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kindFlags are the flags a kind adds to a cell's reproduce line.
+func kindFlags(kind string) [][2]string {
+	if kind == "process" {
+		return [][2]string{{"node-mode", "process"}}
+	}
+	return nil
 }
 
 // truthZooKeeper starts the ZooKeeper of the truth table's ZooKeeper

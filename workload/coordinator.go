@@ -481,23 +481,36 @@ func (rn *remoteNode) gone(l *nodeLink, proc Process) {
 	}
 	if !killed {
 		err := fmt.Errorf("%w: node %d: %s", errNodeLost, rn.n.id, lastLines(proc.Output()))
-		co.mu.Lock()
-		if co.lost == nil {
-			co.lost = err
-		}
-		co.mu.Unlock()
-		if co.lose != nil {
-			co.lose(err)
-		}
+		co.fail(err)
 		return
 	}
 	// A supervisor starts a crashed service again: so does the
 	// coordinator, and the node's buyers yet to begin go to it.
 	go func() {
-		if err := rn.incarnate(co.ctx); err != nil && co.lose != nil {
-			co.lose(fmt.Errorf("%w: node %d could not be started again after its crash: %v", errNodeLost, rn.n.id, err))
+		if err := rn.incarnate(co.ctx); err != nil {
+			co.fail(fmt.Errorf("%w: node %d could not be started again after its crash: %v", errNodeLost, rn.n.id, err))
 		}
 	}()
+}
+
+// fail cuts the sale short for err, the first loss of a node.
+func (co *coordinator) fail(err error) {
+	co.mu.Lock()
+	if co.lost == nil {
+		co.lost = err
+	}
+	lose := co.lose
+	co.mu.Unlock()
+	if lose != nil {
+		lose(err)
+	}
+}
+
+// cutBy gives the coordinator the function that cuts the sale short.
+func (co *coordinator) cutBy(lose context.CancelCauseFunc) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	co.lose = lose
 }
 
 // kill kills the node that serves client k, as a crash of its process:
@@ -598,6 +611,7 @@ func (co *coordinator) finish() error {
 	co.mu.Lock()
 	co.finishing = true
 	co.mu.Unlock()
+	co.remeasure()
 	var ends []chan struct{}
 	for _, rn := range co.nodes {
 		rn.mu.Lock()
@@ -653,6 +667,36 @@ func (co *coordinator) close() {
 	wg.Wait()
 }
 
+// remeasure measures the clocks of remote nodes again at the sale's end:
+// each node's bound grows by how far its offset moved meanwhile (drift),
+// since its instants were mapped with the first offset.
+func (co *coordinator) remeasure() {
+	if _, remote := co.r.cfg.Launcher.(Remote); !remote {
+		return
+	}
+	ctx, cancel := context.WithTimeout(co.ctx, 5*time.Second)
+	defer cancel()
+	for _, rn := range co.nodes {
+		rn.mu.Lock()
+		l, live := rn.link, rn.live
+		rn.mu.Unlock()
+		if !live {
+			continue
+		}
+		offset, eps, err := measureClock(ctx, l)
+		if err != nil {
+			continue
+		}
+		rn.mu.Lock()
+		drift := offset - rn.offset
+		if drift < 0 {
+			drift = -drift
+		}
+		rn.eps = max(rn.eps, eps) + drift
+		rn.mu.Unlock()
+	}
+}
+
 // clockError is the bound of the history's clock error: zero when the
 // nodes read this machine's clock; the largest measured bound of a
 // node's offset otherwise. The run's ClockError is its floor.
@@ -660,7 +704,9 @@ func (co *coordinator) clockError() int64 {
 	e := int64(co.r.cfg.ClockError)
 	if _, remote := co.r.cfg.Launcher.(Remote); remote {
 		for _, rn := range co.nodes {
+			rn.mu.Lock()
 			e = max(e, rn.eps)
+			rn.mu.Unlock()
 		}
 	}
 	return e

@@ -107,9 +107,13 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			ns.r.stopNodes()
 		}
 	}()
+	stopped := false
 	for {
 		m, err := ns.l.recv()
 		if err != nil {
+			if stopped {
+				return nil // the coordinator closes the link after the end
+			}
 			endSale(ErrCoordinatorGone)
 			clients.Wait()
 			return ErrCoordinatorGone
@@ -166,6 +170,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			}
 			clients.Wait()
 			stopStats()
+			stopped = true
 			ns.l.send(&message{Kind: mEnd, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
 		case mDie:
 			// A crash on another machine: the process dies at once, as a

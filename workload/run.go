@@ -297,7 +297,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	sale, lose := context.WithCancelCause(timed)
 	defer lose(nil)
 	if r.coord != nil {
-		r.coord.lose = lose
+		r.coord.cutBy(lose)
 	}
 	watching, stopWatch := context.WithCancel(sale)
 	watched := make(chan struct{})

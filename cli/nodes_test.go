@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/reports"
+)
+
+// marked lists the processes whose environment carries mark: a lockbench
+// a test started, and every node process it started in turn (children
+// inherit their parent's environment).
+func marked(t *testing.T, mark string) []int {
+	pids, _ := markedStates(t, mark)
+	return pids
+}
+
+// markedStates is marked, with how many of them are stopped (SIGSTOP).
+func markedStates(t *testing.T, mark string) (pids []int, stopped int) {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc: cannot list processes")
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(mark)) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			i := bytes.LastIndexByte(st, ')')
+			if i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue // a zombie holds nothing
+			}
+			if i > 0 && i+2 < len(st) && st[i+2] == 'T' {
+				stopped++
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids, stopped
+}
+
+// waitFor polls cond every 20 ms for up to bound (a bound on a wait, not
+// a timing assertion: a busy machine only makes it wait longer).
+func waitFor(bound time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cond()
+}
+
+// TestProcessNodesLeaveNothing: nodes in processes of their own do not
+// outlive their lockbench, however it ends: after a sale, after Ctrl-C
+// (which also writes what was recorded), and when lockbench is killed
+// outright, even while a pause-holder fault has one node stopped
+// (SIGSTOP), which its parent-death signal still kills.
+func TestProcessNodesLeaveNothing(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		signal syscall.Signal // 0: let it finish
+		code   int
+		// stopped: signal once a node is stopped by the fault.
+		stopped bool
+	}{
+		{"after the sale", []string{"--impl=lua", "--clients=400", "--stock=100", "--ramp=200ms"}, 0, exitPass, false},
+		{"after Ctrl-C", []string{"--impl=lua", "--clients=20000", "--stock=20000", "--ramp=60s"}, syscall.SIGINT, exitInterrupted, false},
+		{"when lockbench is killed", []string{"--impl=watchdog", "--clients=20000", "--stock=20000", "--ramp=60s", "--faults=pause-holder:for=1h:count=all:after=100ms"}, syscall.SIGKILL, -1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mark := "LOCKBENCH_TEST_NODES=" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			out := t.TempDir()
+			args := append([]string{"--node-mode=process", "--nodes=3", "--seed=1", "--out=" + out}, tt.args...)
+			cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1", mark)
+			var buf strings.Builder
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for _, pid := range marked(t, mark) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			if tt.signal != 0 {
+				// Signal once lockbench and its three nodes run, and the
+				// sale has begun.
+				if !waitFor(30*time.Second, func() bool { return len(marked(t, mark)) >= 4 }) {
+					t.Fatalf("the nodes never ran: %v\n%s", marked(t, mark), buf.String())
+				}
+				time.Sleep(500 * time.Millisecond)
+				if tt.stopped && !waitFor(30*time.Second, func() bool { _, n := markedStates(t, mark); return n > 0 }) {
+					t.Fatalf("no node was ever stopped by the fault\n%s", buf.String())
+				}
+				cmd.Process.Signal(tt.signal)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != tt.code {
+				t.Fatalf("exit %d, want %d:\n%s", code, tt.code, buf.String())
+			}
+			if !waitFor(10*time.Second, func() bool { return len(marked(t, mark)) == 0 }) {
+				t.Fatalf("node processes left after lockbench ended: %v\n%s", marked(t, mark), buf.String())
+			}
+			if tt.signal == syscall.SIGKILL {
+				return // nothing could be written
+			}
+			res, err := reports.ReadFile(filepath.Join(out, "result.json"))
+			if err != nil {
+				t.Fatalf("result: %v\n%s", err, buf.String())
+			}
+			if r := res.Runs[0]; r.Attempts == 0 || res.Config.Nodes != 3 {
+				t.Errorf("%d attempts recorded on %d nodes; want the nodes' records merged", r.Attempts, res.Config.Nodes)
+			}
+		})
+	}
+}
