@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 
+	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -21,7 +22,9 @@ func (o *runOpts) nodesFor() (harness.Nodes, error) {
 		}
 		n.Launcher = l
 	case "docker":
-		return n, usageErr("--node-mode=docker is not available yet")
+		// The nodes run this binary, mounted into containers of
+		// --node-image that use the host's network.
+		n.Launcher = containers.NodeLauncher{Image: o.nodeImage}
 	case "remote":
 		n.Launcher = workload.Remote{}
 	}

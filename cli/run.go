@@ -75,6 +75,7 @@ type runOpts struct {
 	sentinelMaster string // --sentinel-master
 	sentinelDocker bool   // --sentinel-docker: lockbench's topology in containers
 	nodeMode       string // --node-mode
+	nodeImage      string // --node-image
 	listen         string // --coordinator-listen
 	clockError     time.Duration
 	nodesPlan      harness.Nodes
@@ -150,6 +151,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
 	fs.StringVar(&o.nodeMode, "node-mode", "inproc", "where the nodes run: inproc (goroutines of lockbench), process (each a child process: pause-holder is a SIGSTOP of it, crash-holder a SIGKILL, and it is started again), docker (each in a container: docker pause, docker kill) or remote (nodes started elsewhere with lockbench node dial --coordinator-listen, e.g. a Kubernetes Indexed Job; see docs/kubernetes.md)")
+	fs.StringVar(&o.nodeImage, "node-image", cmp.Or(os.Getenv(containers.NodeImageEnv), containers.NodeImage), "with --node-mode=docker: the image each node's container runs lockbench's own binary in, mounted read-only (default $"+containers.NodeImageEnv+", else "+containers.NodeImage+", which scripts/docker-images.sh builds from the host's libc)")
 	fs.StringVar(&o.listen, "coordinator-listen", "", "with --node-mode=remote: the host:port the coordinator listens on for its nodes (process and docker nodes use a loopback port)")
 	fs.DurationVar(&o.clockError, "clock-error", 0, "widen every interval of the history by at least this clock error before checking: with remote nodes, a floor on the bound measured of their clocks, for drift")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server, in containers with --sentinel-docker) (default embedded, or redis when --redis is given)")
@@ -263,6 +265,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 		return nil, usageErr("--node-mode must be one of %s, got %q", strings.Join(nodeModes, ", "), o.nodeMode)
 	case o.nodeMode == "remote" && o.listen == "":
 		return nil, usageErr("--node-mode=remote needs --coordinator-listen=HOST:PORT, where its nodes (lockbench node --coordinator=...) dial in")
+	case fs.Changed("node-image") && o.nodeMode != "docker":
+		return nil, usageErr("--node-image is for --node-mode=docker")
+	case o.nodeMode == "docker" && o.nodeImage == "":
+		return nil, usageErr("--node-image must not be empty")
 	case o.listen != "" && o.nodeMode != "remote":
 		return nil, usageErr("--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice")
 	case o.nodeMode != "inproc" && (o.backendKind == "sentinel" || o.sentinel != ""):

@@ -42,7 +42,7 @@ var ErrDocker = errors.New("containers: docker")
 // a killed process can be found: docker ps -a --filter label=lockbench.
 const (
 	// Label's value is the server the container runs (redis, zookeeper,
-	// mysql).
+	// mysql, sentinel), or node for a sale's node (NodeLauncher).
 	Label = "lockbench"
 	// PIDLabel's value is the process ID of the lockbench that started it.
 	PIDLabel = "lockbench.pid"

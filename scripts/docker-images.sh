@@ -5,6 +5,9 @@
 #   lockbench/redis:local      Debian's redis-server (apt-get install redis-server)
 #   lockbench/zookeeper:local  Debian's ZooKeeper jars and OpenJDK (apt-get install zookeeperd)
 #   lockbench/mariadb:local    Debian's mariadbd (apt-get install mariadb-server)
+#   lockbench/node:local       Debian's libc and its loader only: --node-mode=docker
+#                              bind-mounts lockbench's own binary into it and runs
+#                              that as the node (containers.NodeImage)
 #
 # Each image is FROM scratch: the binary and the libraries ldd lists for it,
 # with the binary as the entrypoint, so that the backend's arguments go
@@ -22,7 +25,8 @@
 #              starts the official image with MARIADB_ALLOW_EMPTY_ROOT_PASSWORD).
 #
 # Use them with --redis-image, --zk-image and --mysql-image, or
-# LOCKBENCH_REDIS_IMAGE, LOCKBENCH_ZK_IMAGE and LOCKBENCH_MYSQL_IMAGE.
+# LOCKBENCH_REDIS_IMAGE, LOCKBENCH_ZK_IMAGE and LOCKBENCH_MYSQL_IMAGE; the
+# node image is --node-image's default.
 # An image whose label lockbench.source already names the host's package
 # versions is kept, so that a second run takes a second; FORCE=1 rebuilds.
 # Needs a running dockerd (scripts/dockerd.sh).
@@ -156,6 +160,30 @@ DOCKERFILE
   build "$name" "$source" "$dir"
 }
 
+# node_image: the libc a lockbench binary built on this host links to
+# (a Go binary built with cgo needs libc.so.6 and the loader, nothing
+# else), no entrypoint: the node's container runs the mounted binary.
+node_image() {
+  local name=lockbench/node:local source dir
+  source="libc6 $(dpkg-query -W -f '${Version}' libc6 2>/dev/null || ldd --version | head -1)"
+  if fresh "$name" "$source"; then
+    echo "kept $name ($source)"
+    return
+  fi
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' RETURN
+  mkdir -p "$dir/rootfs/tmp"
+  chmod 1777 "$dir/rootfs/tmp"
+  libs "$dir/rootfs" "$(type -P true)"
+  cat >"$dir/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+WORKDIR /tmp
+DOCKERFILE
+  build "$name" "$source" "$dir"
+}
+
 redis_image
 zookeeper_image
 mariadb_image
+node_image
