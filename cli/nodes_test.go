@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/containers"
+	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/reports"
 )
 
@@ -130,5 +132,41 @@ func TestProcessNodesLeaveNothing(t *testing.T) {
 				t.Errorf("%d attempts recorded on %d nodes; want the nodes' records merged", r.Attempts, res.Config.Nodes)
 			}
 		})
+	}
+}
+
+// TestDockerNodesLeaveNothing: nodes in containers do not outlive a
+// lockbench that is killed outright while a pause-holder fault has one
+// frozen (docker pause): its reaper removes them.
+func TestDockerNodesLeaveNothing(t *testing.T) {
+	image := dockertest.NodeImage(t)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "--node-mode=docker", "--node-image="+image, "--nodes=2", "--seed=1", "--impl=watchdog",
+		"--clients=20000", "--stock=20000", "--ramp=60s", "--faults=pause-holder:for=1h:count=all:after=100ms")
+	cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	label := "label=" + containers.PIDLabel + "=" + strconv.Itoa(cmd.Process.Pid)
+	list := func(extra ...string) []string {
+		args := append([]string{"ps", "-aq", "--filter", "label=" + containers.Label + "=node", "--filter", label}, extra...)
+		out, _ := exec.Command("docker", args...).Output()
+		return strings.Fields(string(out))
+	}
+	t.Cleanup(func() {
+		if ids := list(); len(ids) > 0 {
+			exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
+		}
+	})
+	if !waitFor(60*time.Second, func() bool { return len(list("--filter", "status=paused")) > 0 }) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no node container was ever frozen by the fault\n%s", buf.String())
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !waitFor(30*time.Second, func() bool { return len(list()) == 0 }) {
+		t.Fatalf("node containers left after lockbench was killed: %v\n%s", list(), buf.String())
 	}
 }

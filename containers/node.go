@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,19 +63,18 @@ const nodePath = "/lockbench"
 // Nothing is left behind. A node's container is removed by Docker when it
 // exits (AutoRemove), and Close removes it (forced) otherwise; lockbench
 // closes every node on its way out, Ctrl-C and errors included. When
-// lockbench is killed (kill -9, a second Ctrl-C) a running node exits by
-// itself once its link to the coordinator has ended and its buyers in
-// flight have (one waiting for a lock that a frozen node holds waits out
-// the lease: measured, about 40 s with watchdog's 30 s), and is removed.
-// A node frozen at that moment cannot end, nor can a node whose buyers
-// wait on something that never ends: the next Launch on the same Docker
-// daemon removes them (cleanup on the next start; no reaper). Every node
-// container carries Label=node, PIDLabel (the launching process),
-// PIDNSLabel and NodeLabel, and Launch first removes the node containers,
-// in any state, whose launching process no longer runs in this PID
-// namespace (docker ps -a --filter label=lockbench=node lists them
-// meanwhile). There is no reaper container: testcontainers' own (Ryuk)
-// is an image a machine without a registry cannot pull.
+// lockbench is killed (kill -9, a second Ctrl-C), a running node leaves at
+// once when its link to the coordinator ends, and is removed; a node
+// frozen at that moment cannot notice, so the first Launch of a lockbench
+// process also starts its reaper: a shell, in a process group of its own,
+// that waits for that lockbench to end, however it ends, then removes
+// every node container lockbench started (docker rm -f, frozen ones
+// included). Every node container carries Label=node, PIDLabel (the
+// launching process), PIDNSLabel and NodeLabel, and Launch also removes
+// the node containers, in any state, whose launching process no longer
+// runs in this PID namespace: what a reaper that was itself killed left.
+// testcontainers' own reaper (Ryuk) is an image a machine without a
+// registry cannot pull.
 type NodeLauncher struct {
 	// Image is the nodes' image; NodeImage when empty.
 	Image string
@@ -121,6 +121,7 @@ func (l NodeLauncher) Launch(ctx context.Context, node int, addr, token string) 
 	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pullTimeout)
 	defer cancel()
 	reapNodes(startCtx, cli)
+	reaperOnce.Do(startReaper)
 	p, err := startNode(startCtx, cli, image, bin, l.Env, node, addr, token)
 	if err != nil {
 		cli.Close()
@@ -131,6 +132,27 @@ func (l NodeLauncher) Launch(ctx context.Context, node int, addr, token string) 
 		return nil, ctx.Err()
 	}
 	return p, nil
+}
+
+var reaperOnce sync.Once
+
+// startReaper starts the reaper of this process's node containers (see
+// NodeLauncher): a shell that polls whether this process still runs and,
+// once it does not, removes them. It is not this process's child in the
+// sense that matters: its own process group (a Ctrl-C of the terminal
+// does not reach it) and no parent-death signal, so it outlives a killed
+// lockbench by the time it takes to clean up.
+func startReaper() {
+	pid := strconv.Itoa(os.Getpid())
+	script := `while kill -0 ` + pid + ` 2>/dev/null; do sleep 0.2; done
+ids=$(docker ps -aq --filter label=` + Label + `=` + nodeKind + ` --filter label=` + PIDLabel + `=` + pid + `)
+[ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
+exit 0`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.Start() == nil {
+		go cmd.Wait()
+	}
 }
 
 // startNode creates, attaches to and starts one node's container.

@@ -1,7 +1,6 @@
 package containers_test
 
 import (
-	"cmp"
 	"context"
 	"net"
 	"os"
@@ -34,27 +33,7 @@ func TestMain(m *testing.M) {
 // nodeImage is the nodes' image: $LOCKBENCH_NODE_IMAGE, else NodeImage;
 // the test skips (fails with LOCKBENCH_REQUIRE_DOCKER=1) without a Docker
 // daemon or the image.
-func nodeImage(t *testing.T) string {
-	t.Helper()
-	image := cmp.Or(os.Getenv(containers.NodeImageEnv), containers.NodeImage)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	ok, err := containers.HasImage(ctx, image)
-	msg := ""
-	switch {
-	case err != nil:
-		msg = "no Docker daemon (apt-get install docker.io; scripts/dockerd.sh): " + err.Error()
-	case !ok:
-		msg = "image " + image + " is not on the Docker daemon (scripts/docker-images.sh builds it; " + containers.NodeImageEnv + " names another)"
-	}
-	if msg != "" {
-		if os.Getenv(dockertest.RequireEnv) == "1" {
-			t.Fatalf("%s and %s=1", msg, dockertest.RequireEnv)
-		}
-		t.Skipf("%s; skipping docker-node test (set %s=1 to fail instead)", msg, dockertest.RequireEnv)
-	}
-	return image
-}
+func nodeImage(t *testing.T) string { return dockertest.NodeImage(t) }
 
 // nodeContainers lists this process's node containers, in any state.
 func nodeContainers(t *testing.T) []container.Summary {

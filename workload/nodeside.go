@@ -57,6 +57,8 @@ func ServeNode(ctx context.Context, o NodeOptions) error {
 	}
 	l := newLink(conn)
 	defer l.close()
+	// Ctrl-C or SIGTERM of the node: its link ends, and so does the node.
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	l.send(&message{Kind: mHello, Node: o.Index, Token: o.Token})
 	ns := &nodeSide{l: l, opts: o}
 	return ns.serve(ctx)
@@ -102,20 +104,19 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 	var statsOnce sync.Once
 	stopStats := func() { statsOnce.Do(func() { close(stats) }) }
 	defer stopStats()
-	defer func() {
-		if ns.r != nil {
-			ns.r.stopNodes()
-		}
-	}()
 	stopped := false
 	for {
 		m, err := ns.l.recv()
 		if err != nil {
 			if stopped {
-				return nil // the coordinator closes the link after the end
+				// The coordinator closes the link after the end.
+				ns.r.stopNodes()
+				return nil
 			}
+			// A node never outlives its coordinator: it leaves at once,
+			// whatever its buyers wait for (a lock held by a node that is
+			// frozen, say), and its process ends with them.
 			endSale(ErrCoordinatorGone)
-			clients.Wait()
 			return ErrCoordinatorGone
 		}
 		switch m.Kind {

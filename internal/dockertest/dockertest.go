@@ -52,6 +52,14 @@ func MySQLImage(t testing.TB) string {
 	return image(t, containers.MySQLImageEnv, containers.MySQLImage, "lockbench/mariadb:local")
 }
 
+// NodeImage returns the image --node-mode=docker runs nodes in, in
+// tests: $LOCKBENCH_NODE_IMAGE, else lockbench/node:local, which
+// scripts/docker-images.sh builds; skipped or failed as RedisImage.
+func NodeImage(t testing.TB) string {
+	t.Helper()
+	return image(t, containers.NodeImageEnv, containers.NodeImage, containers.NodeImage)
+}
+
 func image(t testing.TB, env, official, local string) string {
 	t.Helper()
 	image := cmp.Or(os.Getenv(env), official)
