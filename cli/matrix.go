@@ -226,12 +226,7 @@ func writeMatrixJUnit(path string, result *reports.Result) error {
 }
 
 func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
-	if result.Config.Backend != "" {
-		fmt.Fprintf(w, "backend: %s\n", result.Config.Backend)
-	}
-	if result.Config.MySQL != "" {
-		fmt.Fprintf(w, "mysql: %s\n", result.Config.MySQL)
-	}
+	writeWhere(w, result.Config)
 	if o.sweep != nil {
 		writeSweep(w, result.Matrix, *o.sweep)
 	} else {

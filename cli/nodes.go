@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -29,6 +31,29 @@ func (o *runOpts) nodesFor() (harness.Nodes, error) {
 		n.Launcher = workload.Remote{}
 	}
 	return n, nil
+}
+
+// nodeModeName is --node-mode as result.json records it: empty for the
+// default, inproc.
+func (o *runOpts) nodeModeName() string {
+	if o.nodeMode == "inproc" {
+		return ""
+	}
+	return o.nodeMode
+}
+
+// writeWhere prints where a run ran, above its table: the backend, the
+// MySQL, and the nodes when they were not goroutines of lockbench.
+func writeWhere(w io.Writer, c reports.Config) {
+	if c.Backend != "" {
+		fmt.Fprintf(w, "backend: %s\n", c.Backend)
+	}
+	if c.MySQL != "" {
+		fmt.Fprintf(w, "mysql: %s\n", c.MySQL)
+	}
+	if c.NodeMode != "" {
+		fmt.Fprintf(w, "nodes: %d, %s\n", c.Nodes, map[string]string{"process": "each a process of its own", "docker": "each in a container of its own", "remote": "started elsewhere, coordinated from here"}[c.NodeMode])
+	}
 }
 
 // nodeCmd is `lockbench node`: one node of a sale whose coordinator runs

@@ -619,12 +619,7 @@ func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
 			return err
 		}
 	} else {
-		if result.Config.Backend != "" {
-			fmt.Fprintf(stdout, "backend: %s\n", result.Config.Backend)
-		}
-		if result.Config.MySQL != "" {
-			fmt.Fprintf(stdout, "mysql: %s\n", result.Config.MySQL)
-		}
+		writeWhere(stdout, result.Config)
 		if err := reports.WriteTable(stdout, result.Runs); err != nil {
 			return err
 		}
@@ -736,6 +731,7 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		Backend:  o.servers.Names(),
 		MySQL:    o.mysqlName(),
 		Nodes:    o.nodes,
+		NodeMode: o.nodeModeName(),
 		Clients:  o.clients,
 		Stock:    o.stock,
 		Attempts: o.attempts,

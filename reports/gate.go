@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -230,6 +231,7 @@ func WorkloadDiffs(a, b Config) []string {
 	}
 	diff("backend", BackendKind(a.Backend), BackendKind(b.Backend))
 	diff("nodes", fmt.Sprint(a.Nodes), fmt.Sprint(b.Nodes))
+	diff("node mode", cmp.Or(a.NodeMode, "inproc"), cmp.Or(b.NodeMode, "inproc"))
 	diff("clients", fmt.Sprint(a.Clients), fmt.Sprint(b.Clients))
 	diff("stock", fmt.Sprint(a.Stock), fmt.Sprint(b.Stock))
 	diff("attempts", fmt.Sprint(a.Attempts), fmt.Sprint(b.Attempts))

@@ -64,6 +64,9 @@ type Config struct {
 	MySQL string `json:"mysql,omitempty"`
 	// Nodes is the number of simulated service instances (--nodes).
 	Nodes int `json:"nodes"`
+	// NodeMode says where the nodes ran (--node-mode): process, docker or
+	// remote; empty for goroutines of lockbench's process (inproc).
+	NodeMode string `json:"node_mode,omitempty"`
 	// Clients is the number of buyers (--clients).
 	Clients int `json:"clients"`
 	// Stock is the initial inventory (--stock).
