@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
@@ -292,7 +291,7 @@ func (rn *remoteNode) join() {
 // setup is node i's part of the sale, with the addresses it dials.
 func (co *coordinator) setup(i int) (*nodeSetup, error) {
 	r := co.r
-	s := &nodeSetup{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Prefix: r.cfg.Prefix, Clients: r.cfg.Clients, Workload: r.cfg.Workload, Probes: r.cfg.Injector != nil}
+	s := &nodeSetup{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Clients: r.cfg.Clients, Workload: r.cfg.Workload, Probes: r.cfg.Injector != nil}
 	rt, _ := r.cfg.Injector.(Router)
 	route := func(addr string) (string, error) {
 		if rt == nil {
@@ -815,5 +814,3 @@ func (rn *remoteNode) skew(offset int64) {
 		rn.link.send(&message{Kind: mSkew, T0: offset})
 	}
 }
-
-var _ atomic.Int64

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/lockbench/lockbench/internal/ctxtime"
 )
 
 // Launcher starts the nodes of a sale in processes of their own (Config.
@@ -210,5 +208,3 @@ func waitExit(ctx context.Context, p Process, d time.Duration) bool {
 		return false
 	}
 }
-
-var _ = ctxtime.Sleep

@@ -84,7 +84,6 @@ type nodeSetup struct {
 	Node, Nodes int
 	UUID        string
 	Impl        string
-	Prefix      string
 	Clients     int
 	Workload    Workload
 	// Redis is the address the node's clients dial (the coordinator's

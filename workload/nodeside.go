@@ -14,7 +14,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -304,5 +303,3 @@ func (z nodeZooKeeper) Name() string    { return "zookeeper at " + string(z) }
 func (z nodeZooKeeper) Version() string { return "" }
 func (z nodeZooKeeper) Close() error    { return nil }
 func (z nodeZooKeeper) Addr() string    { return string(z) }
-
-var _ = locks.Acquired
