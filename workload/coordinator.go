@@ -175,10 +175,7 @@ func (co *coordinator) accept() {
 				l.close()
 				return
 			}
-			key := m.Token
-			if _, remote := co.r.cfg.Launcher.(Remote); remote {
-				key = fmt.Sprint(m.Node)
-			}
+			key := co.helloKey(m.Node, m.Token)
 			co.mu.Lock()
 			ch := co.hellos[key]
 			delete(co.hellos, key)
@@ -192,16 +189,28 @@ func (co *coordinator) accept() {
 	}
 }
 
+// remote reports whether the nodes run on other machines (Remote).
+func (co *coordinator) remote() bool {
+	_, ok := co.r.cfg.Launcher.(Remote)
+	return ok
+}
+
+// helloKey is what a node's hello is matched by: the token of the
+// launch that started it, or, for nodes others start (remote), its index.
+func (co *coordinator) helloKey(node int, token string) string {
+	if co.remote() {
+		return fmt.Sprint(node)
+	}
+	return token
+}
+
 // incarnate starts the node's process (again, after a kill), waits for
 // it to dial in, measures its clock, sets it up and waits until it is
 // ready. In a sale under way it then joins it: go, and its buyers.
 func (rn *remoteNode) incarnate(ctx context.Context) error {
 	co, i := rn.co, rn.n.id
 	token := newUUID()
-	key := token
-	if _, remote := co.r.cfg.Launcher.(Remote); remote {
-		key = fmt.Sprint(i)
-	}
+	key := co.helloKey(i, token)
 	ch := make(chan *nodeLink, 1)
 	co.mu.Lock()
 	co.hellos[key] = ch
@@ -648,9 +657,7 @@ func (co *coordinator) close() {
 	}
 	var wg sync.WaitGroup
 	for _, rn := range co.nodes {
-		rn.mu.Lock()
-		l, proc := rn.link, rn.proc
-		rn.mu.Unlock()
+		l, proc, _ := rn.current()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -670,15 +677,13 @@ func (co *coordinator) close() {
 // each node's bound grows by how far its offset moved meanwhile (drift),
 // since its instants were mapped with the first offset.
 func (co *coordinator) remeasure() {
-	if _, remote := co.r.cfg.Launcher.(Remote); !remote {
+	if !co.remote() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(co.ctx, 5*time.Second)
 	defer cancel()
 	for _, rn := range co.nodes {
-		rn.mu.Lock()
-		l, live := rn.link, rn.live
-		rn.mu.Unlock()
+		l, _, live := rn.current()
 		if !live {
 			continue
 		}
@@ -701,7 +706,7 @@ func (co *coordinator) remeasure() {
 // node's offset otherwise. The run's ClockError is its floor.
 func (co *coordinator) clockError() int64 {
 	e := int64(co.r.cfg.ClockError)
-	if _, remote := co.r.cfg.Launcher.(Remote); remote {
+	if co.remote() {
 		for _, rn := range co.nodes {
 			rn.mu.Lock()
 			e = max(e, rn.eps)
@@ -766,12 +771,18 @@ func lastLines(s string) string {
 
 // remote levers: the node's pause and skew, on its process.
 
+// current is the node's incarnation now: its link and process, and
+// whether it runs the sale.
+func (rn *remoteNode) current() (l *nodeLink, proc Process, live bool) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.link, rn.proc, rn.live
+}
+
 // stop freezes the node: first its own pause (so that a client let
 // through later is the only one to go on), then its process.
 func (rn *remoteNode) stop() {
-	rn.mu.Lock()
-	l, proc, live := rn.link, rn.proc, rn.live
-	rn.mu.Unlock()
+	l, proc, live := rn.current()
 	if !live {
 		return
 	}
@@ -784,9 +795,7 @@ func (rn *remoteNode) stop() {
 // through lets client k go on alone: its node's process runs again, its
 // own pause holding the rest.
 func (rn *remoteNode) through(k int32) {
-	rn.mu.Lock()
-	l, proc, live := rn.link, rn.proc, rn.live
-	rn.mu.Unlock()
+	l, proc, live := rn.current()
 	if !live {
 		return
 	}
@@ -796,9 +805,7 @@ func (rn *remoteNode) through(k int32) {
 
 // cont lets the node run again.
 func (rn *remoteNode) cont() {
-	rn.mu.Lock()
-	l, proc, live := rn.link, rn.proc, rn.live
-	rn.mu.Unlock()
+	l, proc, live := rn.current()
 	if !live {
 		return
 	}
