@@ -58,6 +58,7 @@ func Check(h *history.History, opts Options) Report {
 		r = checkOne(w, opts)
 	}
 	r.ClockError = max(0, h.Header.ClockError)
+	r.settle()
 	return r
 }
 

@@ -34,6 +34,11 @@ const (
 	Unknown Status = "unknown"
 	// Violated means a safety or liveness property was broken.
 	Violated Status = "violated"
+	// Inconclusive means the property could not be judged: liveness
+	// did not hold while the harness itself was saturated (see
+	// Report.Saturation), so the buyers may have waited for a CPU rather
+	// than for the lock.
+	Inconclusive Status = "inconclusive"
 	// NotApplicable means the property does not apply (lock safety of an
 	// implementation without a lock).
 	NotApplicable Status = "n/a"
@@ -223,6 +228,19 @@ type Report struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Notes say what is worth knowing but does not fail the run.
 	Notes []string `json:"notes,omitempty"`
+	// Saturation says how the harness was saturated beyond what the
+	// workload tolerates (starved of CPU, stalled for a third of the
+	// lease, late on its arrival schedule), one sentence each with its
+	// measurement and bound; empty when it was healthy. A saturated run's
+	// performance figures are not the lock's, and its liveness findings
+	// go to Unjudged.
+	Saturation []string `json:"saturation,omitempty"`
+	// Unjudged are the liveness findings set aside because the harness
+	// was saturated: neither a pass nor a failure.
+	Unjudged []string `json:"unjudged,omitempty"`
+	// Inconclusive is true when nothing failed but liveness could not be
+	// judged (Unjudged): the verdict is neither pass nor fail.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 	// ClockError is the history's clock error ε in nanoseconds
 	// (history.Header.ClockError), zero when every timestamp came from
 	// one clock. It is the checks' blind spot: they judged every call ε

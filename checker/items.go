@@ -97,9 +97,11 @@ func (p *part) remap(r *Report) {
 	}
 }
 
-// worse orders statuses from passing to failing.
-func worse(a, b Status) Status {
-	rank := map[Status]int{NotApplicable: 0, OK: 1, Unknown: 2, Illegal: 3, Violated: 3}
+// Worse returns the worse of two statuses (a when they are as bad): a
+// violation over an unknown or inconclusive check, over a pass, over a
+// check that does not apply.
+func Worse(a, b Status) Status {
+	rank := map[Status]int{"": 0, NotApplicable: 1, OK: 2, Inconclusive: 3, Unknown: 3, Illegal: 4, Violated: 4}
 	if rank[b] > rank[a] {
 		return b
 	}
@@ -116,8 +118,8 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 	r.Pass = true
 	for _, p := range reps {
 		pd, pl, pv := &p.Data, &p.Lock, &p.Liveness
-		d.Status = worse(d.Status, pd.Status)
-		d.Linearizability.Status = worse(d.Linearizability.Status, pd.Linearizability.Status)
+		d.Status = Worse(d.Status, pd.Status)
+		d.Linearizability.Status = Worse(d.Linearizability.Status, pd.Linearizability.Status)
 		d.Ops += pd.Ops
 		d.Segments += pd.Segments
 		d.Elapsed = max(d.Elapsed, pd.Elapsed)
@@ -139,7 +141,7 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 		d.FinalUnknown = d.FinalUnknown || pd.FinalUnknown
 		d.Indeterminate += pd.Indeterminate
 
-		l.Status = worse(l.Status, pl.Status)
+		l.Status = Worse(l.Status, pl.Status)
 		l.Fencing = pl.Fencing
 		l.Overlaps += pl.Overlaps
 		for _, o := range pl.Pairs {
@@ -153,7 +155,7 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 		}
 		l.Overtakes += pl.Overtakes
 
-		v.Status = worse(v.Status, pv.Status)
+		v.Status = Worse(v.Status, pv.Status)
 		v.Unsold += pv.Unsold
 		v.GaveUp += pv.GaveUp
 		if pv.Refused > 0 && (v.FirstRefused == nil || pv.FirstRefused.From < v.FirstRefused.From) {
@@ -172,6 +174,9 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 	// several items is said once.
 	r.Reasons = byItem(parts, reps, func(p *Report) []string { return p.Reasons })
 	r.Notes = byItem(parts, reps, func(p *Report) []string { return p.Notes })
+	r.Unjudged = byItem(parts, reps, func(p *Report) []string { return p.Unjudged })
+	r.Saturation = reps[0].Saturation // the run's, the same for every item
+	r.settle()
 	return r
 }
 

@@ -125,6 +125,8 @@ func (r *Report) judge(h *history.History, opts Options) {
 			words.Commas(n), words.Plural(n, "write was", "writes were"), op.Client, op.Attempt, op.Token,
 			seconds(op.WriteReturn, 3), f.token, seconds(f.at, 3)))
 	}
+	r.Saturation = saturation(h)
+	mark := len(r.Reasons) // the liveness findings a saturated harness may explain start here
 	if l.Unsold > 0 && l.Status != Unknown {
 		away := int64(l.SentAway)
 		if l.SentAway == l.GaveUp {
@@ -146,12 +148,26 @@ func (r *Report) judge(h *history.History, opts Options) {
 	case l.CutShort:
 		r.fail("run cut short by --timeout or interrupt")
 	}
+	if len(r.Saturation) > 0 && l.Status == Violated && l.Refused == 0 && len(r.Reasons) > mark {
+		// The buyers may have waited for a CPU, not for the lock: what
+		// liveness found is set aside, neither a pass nor a failure.
+		l.Status = Inconclusive
+		r.Unjudged = append(r.Unjudged, r.Reasons[mark:]...)
+		r.Reasons = r.Reasons[:mark]
+	}
 	if n := int64(d.Indeterminate); n > 0 && d.Linearizability.Status == OK {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s %s had an unknown outcome; the check let each land at any later time or never",
 			words.Commas(n), words.Plural(n, "write")))
 	}
 	lockOK := r.Lock.Status == OK || r.Lock.Status == NotApplicable || r.Lock.Fencing
 	r.Pass = d.Status == OK && r.Liveness.Status == OK && lockOK
+	r.settle()
+}
+
+// settle sets Inconclusive: nothing failed, but liveness was not judged
+// because the harness was saturated.
+func (r *Report) settle() {
+	r.Inconclusive = !r.Pass && len(r.Reasons) == 0 && len(r.Unjudged) > 0
 }
 
 // fail adds a reason.

@@ -190,7 +190,7 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 		}
 		printGate(w, g.baseline, gate)
 	}
-	if !gate.Pass() && err == nil {
+	if !gate.Pass() && (err == nil || errors.As(err, &ee) && ee.code == exitInconclusive) {
 		return &exitError{code: exitFail}
 	}
 	return err

@@ -38,11 +38,14 @@ var Program = "lockbench"
 
 // Exit codes, documented in the README.
 const (
-	exitPass        = 0
-	exitFail        = 1
-	exitUsage       = 2
-	exitInfra       = 3
-	exitInterrupted = 130
+	exitPass  = 0
+	exitFail  = 1
+	exitUsage = 2
+	exitInfra = 3
+	// exitInconclusive: no check failed, but the harness was saturated
+	// and liveness did not hold, so it could not be judged.
+	exitInconclusive = 4
+	exitInterrupted  = 130
 )
 
 // exitError carries an exit code to main's one exit point.

@@ -603,10 +603,24 @@ func finish(ctx context.Context, result *reports.Result, out string, asJSON bool
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the sale in progress was cut short and checked as recorded")}
 	}
-	for _, r := range result.Runs {
-		if r.Verdict != reports.Pass {
+	return verdictExit(result.Runs)
+}
+
+// verdictExit is the exit of runs' verdicts: a failure (1) over an
+// inconclusive run (4) over a pass (0).
+func verdictExit(runs []reports.Run) error {
+	code := exitPass
+	for _, r := range runs {
+		switch r.Verdict {
+		case reports.Pass:
+		case reports.Inconclusive:
+			code = max(code, exitInconclusive)
+		default:
 			return &exitError{code: exitFail}
 		}
+	}
+	if code == exitInconclusive {
+		return &exitError{code: exitInconclusive, err: errors.New("inconclusive: the harness was saturated and liveness could not be judged (see above)")}
 	}
 	return nil
 }

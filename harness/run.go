@@ -173,6 +173,7 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 		Launcher: plan.Nodes.Launcher, Listen: plan.Nodes.Listen, ClockError: plan.Nodes.ClockError}
 	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
+	cfg.Lease = cmp.Or(cfg.TTL, im.DefaultTTL)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
 		t, _ := target(servers, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)

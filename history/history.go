@@ -11,7 +11,11 @@
 // the write may land at any later time, and the checker treats it so.
 package history
 
-import "math"
+import (
+	"math"
+	"slices"
+	"time"
+)
 
 // Outcome is what a purchase attempt answered its buyer.
 type Outcome uint8
@@ -283,6 +287,106 @@ type Header struct {
 	// history with every call ε earlier and every return ε later, so that
 	// a clock error within ε never shows as a violation (see checker.Check).
 	ClockError int64 `json:"clock_error_ns,omitempty"`
+	// Lease is the lock's lease in nanoseconds (the --ttl given, or the
+	// implementation's default); zero for a sale without a lease. The
+	// harness's health is judged against it: a stall comparable to a
+	// lease or its renewal interval can lapse a lease by itself.
+	Lease int64 `json:"lease_ns,omitempty"`
+	// Rate is the open arrival model's buyers per second (--rate); zero
+	// for a ramp.
+	Rate float64 `json:"rate,omitempty"`
+	// Health is what the harness measured of itself while the sale ran;
+	// nil in histories written before it was measured.
+	Health *Health `json:"health,omitempty"`
+}
+
+// Health is how well the harness itself ran: whether it could drive the
+// workload at the speed the workload asks, or was starved of CPU, stalled
+// or fell behind its arrival schedule. A starved harness can make a
+// correct lock look slow or stuck, and a lease lapse that no fault caused;
+// the checker judges liveness and performance only when the harness was
+// healthy (see checker's saturation). Every duration is in nanoseconds.
+//
+// The figures of a run whose nodes ran in processes of their own are the
+// worst of the coordinator's and every node's, each of which is also in
+// Nodes.
+type Health struct {
+	// Node is the node whose health this is; -1 for the process that ran
+	// the sale (the coordinator, or every node when they are goroutines).
+	Node int `json:"node"`
+	// Elapsed is how long the health was monitored.
+	Elapsed int64 `json:"elapsed_ns"`
+	// CPUs is how many cores the process could use (GOMAXPROCS).
+	CPUs int `json:"cpus"`
+	// CPUUse is the process's CPU time over the monitored wall time times
+	// CPUs: 1 is every core busy the whole time.
+	CPUUse float64 `json:"cpu_use"`
+	// CPUWait is the share of the time the process's threads were ready
+	// to run that the kernel kept them waiting for a core (the run delay
+	// of /proc/self/task/*/schedstat over run time plus run delay); above
+	// one half, the process got less than half the CPU it asked for. -1
+	// where the kernel does not say.
+	CPUWait float64 `json:"cpu_wait"`
+	// StallMax is the longest a timer that should fire every few
+	// milliseconds woke late: how long the whole process, or its
+	// scheduler, stood still at once.
+	StallMax int64 `json:"stall_max_ns"`
+	// StallP99 is the 99th percentile of the same lateness.
+	StallP99 int64 `json:"stall_p99_ns"`
+	// SchedP99 and SchedMax are the Go scheduler's latency (the time a
+	// goroutine waited to run once ready, runtime/metrics
+	// /sched/latencies:seconds), the 99th percentile and the largest
+	// bucket seen, over the run.
+	SchedP99 int64 `json:"sched_latency_p99_ns"`
+	SchedMax int64 `json:"sched_latency_max_ns"`
+	// GCPauseMax is the longest stop-the-world pause of the garbage
+	// collector (the upper bound of its histogram bucket), and GCPauseTotal
+	// all of them together.
+	GCPauseMax   int64 `json:"gc_pause_max_ns"`
+	GCPauseTotal int64 `json:"gc_pause_total_ns"`
+	// LagP99 and LagMax are how late the harness handed buyers to their
+	// nodes behind their scheduled arrivals (not the lock's queueing: the
+	// harness's own lateness in keeping the schedule).
+	LagP99 int64 `json:"arrival_lag_p99_ns"`
+	LagMax int64 `json:"arrival_lag_max_ns"`
+	// ServerPingMax is the longest round trip of the run's watch to the
+	// embedded server, which runs inside this process: its slowness is
+	// the process's own. Zero for other servers.
+	ServerPingMax int64 `json:"server_ping_max_ns,omitempty"`
+	// Starved are the spans of the run (ns since its start) in which the
+	// harness stood still for StarvedAt or longer at once.
+	Starved []Span `json:"starved,omitempty"`
+	// Nodes holds each node process's own health, when the nodes ran in
+	// processes (or containers) of their own.
+	Nodes []Health `json:"nodes,omitempty"`
+}
+
+// StarvedAt is the stall from which a span of the run is listed in
+// Health.Starved: longer than any scheduler slice or GC pause of a healthy
+// process, short enough to show a starved one.
+const StarvedAt = 50 * time.Millisecond
+
+// Span is a stretch of the run, in nanoseconds since its start.
+type Span struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Merge folds o, a node's health, into h: h's figures become the worst of
+// both, its starved spans the union, and o is listed in h.Nodes.
+func (h *Health) Merge(o Health) {
+	h.CPUWait = max(h.CPUWait, o.CPUWait)
+	h.StallMax = max(h.StallMax, o.StallMax)
+	h.StallP99 = max(h.StallP99, o.StallP99)
+	h.SchedP99 = max(h.SchedP99, o.SchedP99)
+	h.SchedMax = max(h.SchedMax, o.SchedMax)
+	h.GCPauseMax = max(h.GCPauseMax, o.GCPauseMax)
+	h.GCPauseTotal = max(h.GCPauseTotal, o.GCPauseTotal)
+	h.ServerPingMax = max(h.ServerPingMax, o.ServerPingMax)
+	h.Starved = append(h.Starved, o.Starved...)
+	slices.SortFunc(h.Starved, func(a, b Span) int { return int(min(max(a.From-b.From, -1), 1)) })
+	o.Nodes = nil
+	h.Nodes = append(h.Nodes, o)
 }
 
 // SchemaVersion is the version of the history format written by this build.

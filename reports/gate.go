@@ -139,6 +139,10 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 	}
 	for i := range current.Runs {
 		cur := &current.Runs[i]
+		if cur.Verdict == Inconclusive {
+			g.Notes = append(g.Notes, cur.Impl+": inconclusive (the harness was saturated): liveness not judged, performance not compared")
+			continue
+		}
 		if cur.Verdict != Pass {
 			metric := MetricSafety
 			if safe(cur) {
@@ -155,6 +159,16 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 		b, ok := base[cur.Impl]
 		if !ok {
 			g.Notes = append(g.Notes, cur.Impl+": not in the baseline, not compared")
+			continue
+		}
+		if len(cur.Saturation) > 0 || len(b.Saturation) > 0 {
+			// A starved harness measures itself, not the lock: its
+			// figures compared with anything say nothing.
+			which := "this run's"
+			if len(cur.Saturation) == 0 {
+				which = "the baseline's"
+			}
+			g.Notes = append(g.Notes, cur.Impl+": performance not compared: "+which+" harness was saturated")
 			continue
 		}
 		if b.Latency.Purchase.Count > 0 && cur.Latency.Purchase.Count > 0 {

@@ -20,6 +20,9 @@ type JUnitCase struct {
 	// Failure says why the case failed, one finding a line; empty when it
 	// passed. Its first line becomes the failure's message attribute.
 	Failure string
+	// Skipped says why the case was neither passed nor failed (an
+	// inconclusive run); empty otherwise. JUnit readers show it skipped.
+	Skipped string
 }
 
 // JUnitSuite is a named group of cases.
@@ -55,6 +58,10 @@ type (
 		ClassName string        `xml:"classname,attr"`
 		Time      string        `xml:"time,attr"`
 		Failure   *junitFailure `xml:"failure,omitempty"`
+		Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	}
+	junitSkipped struct {
+		Message string `xml:"message,attr"`
 	}
 	junitFailure struct {
 		Message string `xml:"message,attr"`
@@ -77,6 +84,9 @@ func WriteJUnit(w io.Writer, suites ...JUnitSuite) error {
 				msg, _, _ := strings.Cut(c.Failure, "\n")
 				jc.Failure = &junitFailure{Message: msg, Type: "lockbench", Text: c.Failure}
 				js.Failures++
+			} else if c.Skipped != "" {
+				jc.Skipped = &junitSkipped{Message: c.Skipped}
+				js.Skipped++
 			}
 			st += c.Time
 			js.Cases = append(js.Cases, jc)
@@ -120,7 +130,9 @@ func GateCases(r *Result, g GateReport) []JUnitCase {
 		for _, reg := range g.For(run.Impl) {
 			lines = append(lines, reg.String())
 		}
-		if len(lines) == 0 && run.Verdict != Pass {
+		if len(lines) == 0 && run.Verdict == Inconclusive {
+			c.Skipped = run.Impl + ": inconclusive: " + SaturationLine(run)
+		} else if len(lines) == 0 && run.Verdict != Pass {
 			lines = append(lines, run.Impl+": verdict "+run.Verdict)
 			for _, reason := range run.Reasons {
 				lines = append(lines, run.Impl+": "+reason)

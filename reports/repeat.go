@@ -55,7 +55,7 @@ func CombineRepetitions(reps []Run) Run {
 	})
 	rep := byP99[(len(reps)-1)/2]
 	for i := range reps {
-		if reps[i].Verdict != Pass {
+		if reps[i].Verdict == Fail {
 			rep = i
 			break
 		}
@@ -71,7 +71,11 @@ func CombineRepetitions(reps []Run) Run {
 			SalesPerSec: r.SalesPerSec, CommandsPerSale: r.CommandsPerSale,
 			DurationMS: r.DurationMS, History: r.History,
 		}
-		if r.Verdict != Pass {
+		switch {
+		case r.Verdict == Inconclusive && out.Verdict != Fail:
+			out.Verdict = Inconclusive
+		case r.Verdict == Inconclusive:
+		case r.Verdict != Pass:
 			out.Verdict = Fail
 			for _, s := range r.Reasons {
 				out.Reasons = append(out.Reasons, fmt.Sprintf("repetition %d of %d: %s", i+1, len(reps), s))
@@ -80,10 +84,10 @@ func CombineRepetitions(reps []Run) Run {
 		if i == rep {
 			out.Notes = append(out.Notes, r.Notes...)
 		}
-		out.Data.Status = worse(out.Data.Status, r.Data.Status)
-		out.Lock.Status = worse(out.Lock.Status, r.Lock.Status)
-		out.Liveness.Status = worse(out.Liveness.Status, r.Liveness.Status)
-		out.Linearizability.Status = worse(out.Linearizability.Status, r.Linearizability.Status)
+		out.Data.Status = checker.Worse(out.Data.Status, r.Data.Status)
+		out.Lock.Status = checker.Worse(out.Lock.Status, r.Lock.Status)
+		out.Liveness.Status = checker.Worse(out.Liveness.Status, r.Liveness.Status)
+		out.Linearizability.Status = checker.Worse(out.Linearizability.Status, r.Linearizability.Status)
 	}
 	out.Notes = append(out.Notes, fmt.Sprintf("median of %d repetitions; counts, overlaps and charts are those of repetition %d", len(reps), rep+1))
 
@@ -99,18 +103,6 @@ func CombineRepetitions(reps []Run) Run {
 	return out
 }
 
-// severity orders statuses from fine to worst.
-var severity = map[checker.Status]int{
-	"": 0, checker.OK: 1, checker.NotApplicable: 1, checker.Unknown: 2, checker.Illegal: 3, checker.Violated: 3,
-}
-
-// worse returns the worse of two statuses, a when they are as bad.
-func worse(a, b checker.Status) checker.Status {
-	if severity[b] > severity[a] {
-		return b
-	}
-	return a
-}
 
 // medianSummary returns base with every figure but the spectrum replaced
 // by its median over the repetitions that have a summary.

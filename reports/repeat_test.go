@@ -118,18 +118,3 @@ func TestCombineRepetitionsOne(t *testing.T) {
 		t.Errorf("no repetitions gave %+v", got)
 	}
 }
-
-func TestWorse(t *testing.T) {
-	tests := []struct{ a, b, want checker.Status }{
-		{checker.OK, checker.Violated, checker.Violated},
-		{checker.Violated, checker.OK, checker.Violated},
-		{checker.OK, checker.Unknown, checker.Unknown},
-		{checker.Illegal, checker.Unknown, checker.Illegal},
-		{checker.NotApplicable, checker.NotApplicable, checker.NotApplicable},
-	}
-	for _, tt := range tests {
-		if got := worse(tt.a, tt.b); got != tt.want {
-			t.Errorf("worse(%s, %s) = %s, want %s", tt.a, tt.b, got, tt.want)
-		}
-	}
-}

@@ -26,6 +26,10 @@ const (
 	Pass = "pass"
 	// Fail means it did not; the run's reasons say why.
 	Fail = "fail"
+	// Inconclusive means no check failed, but liveness could not be
+	// judged: the harness itself was saturated (Run.Saturation says how)
+	// and liveness did not hold (Run.Unjudged says what it found).
+	Inconclusive = "inconclusive"
 )
 
 // ErrFormat reports a result file this build cannot read.
@@ -142,7 +146,7 @@ type Run struct {
 	// Stock is the initial inventory, every item's units together.
 	Stock int64 `json:"stock"`
 
-	// Verdict is Pass or Fail.
+	// Verdict is Pass, Fail or Inconclusive.
 	Verdict string `json:"verdict"`
 	// Reasons say why the verdict is fail, one sentence each; empty on a
 	// pass.
@@ -167,6 +171,18 @@ type Run struct {
 	// the instants the checks name are on the timeline widened by ε. Zero,
 	// and left out, when every timestamp came from one clock.
 	ClockError int64 `json:"clock_error_ns,omitempty"`
+	// Saturation says how the harness was saturated beyond what the
+	// workload tolerates, one sentence each with its measurement and
+	// bound (checker.Report.Saturation); empty when it was healthy. The
+	// run's performance figures are then not the lock's: the gate
+	// compares none of them.
+	Saturation []string `json:"saturation,omitempty"`
+	// Unjudged are the liveness findings set aside because the harness
+	// was saturated (checker.Report.Unjudged).
+	Unjudged []string `json:"unjudged,omitempty"`
+	// Health is what the harness measured of itself during the run
+	// (history.Health); nil for a history that did not record it.
+	Health *history.Health `json:"health,omitempty"`
 
 	// Latency holds the latency distributions, in microseconds.
 	Latency Latency `json:"latency_us"`
@@ -208,8 +224,11 @@ type Run struct {
 func NewRun(h *history.History, rep checker.Report) Run {
 	m := measure(h)
 	verdict := Fail
-	if rep.Pass {
+	switch {
+	case rep.Pass:
 		verdict = Pass
+	case rep.Inconclusive:
+		verdict = Inconclusive
 	}
 	r := Run{
 		Impl:    h.Header.Impl,
@@ -226,6 +245,9 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		Lock:     rep.Lock,
 
 		ClockError: rep.ClockError,
+		Saturation: rep.Saturation,
+		Unjudged:   rep.Unjudged,
+		Health:     h.Header.Health,
 
 		Latency:            m.latency,
 		SalesPerSec:        m.salesPerSec,

@@ -102,6 +102,9 @@ func WriteTable(w io.Writer, runs []Run) error {
 				fmt.Fprintf(&details, "  %s: %s\n", r.Impl, reason)
 			}
 		}
+		if len(r.Saturation) > 0 {
+			fmt.Fprintf(&details, "  %s: %s\n", r.Impl, SaturationLine(r))
+		}
 		for _, note := range r.Notes {
 			fmt.Fprintf(&details, "  %s: note: %s\n", r.Impl, note)
 		}
@@ -113,6 +116,17 @@ func WriteTable(w io.Writer, runs []Run) error {
 
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// SaturationLine is the summary's one line on a run whose harness was
+// saturated: what saturated, by how much, what it means for the verdict
+// and what to change.
+func SaturationLine(r *Run) string {
+	what := "liveness held all the same; performance figures are the starved harness's, not the lock's"
+	if r.Verdict == Inconclusive || len(r.Unjudged) > 0 {
+		what = "liveness not judged (" + strings.Join(r.Unjudged, "; ") + ") and performance figures are the harness's"
+	}
+	return "harness saturated: " + strings.Join(r.Saturation, "; ") + ". So " + what + ". Try " + checker.Advice + "."
 }
 
 // BlindSpot says what a clock error of ns nanoseconds hides from the

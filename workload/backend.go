@@ -120,6 +120,10 @@ func (e *Embedded) tick() {
 // Name implements Backend.
 func (e *Embedded) Name() string { return "embedded (miniredis)" }
 
+// InProcess marks the embedded server as running inside this process:
+// never lost, its slowness the process's own (see InProcess).
+func (e *Embedded) InProcess() {}
+
 // Version implements Server: the embedded server is miniredis.
 func (e *Embedded) Version() string { return "miniredis" }
 

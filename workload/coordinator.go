@@ -108,6 +108,8 @@ type remoteNode struct {
 	// of its error, both measured by round trips.
 	offset, eps int64
 	ended       chan struct{}
+	// health is what the node measured of itself, from its end.
+	health *history.Health
 }
 
 type inflight struct {
@@ -394,6 +396,9 @@ func (rn *remoteNode) read(l *nodeLink, proc Process, ready chan<- *message) {
 			}
 			if m.Kind == mEnd {
 				rn.mu.Lock()
+				if m.Health != nil {
+					rn.health = m.Health
+				}
 				if rn.ended != nil {
 					close(rn.ended)
 					rn.ended = nil
@@ -714,6 +719,17 @@ func (co *coordinator) clockError() int64 {
 		}
 	}
 	return e
+}
+
+// mergeHealth folds every node's own health into h.
+func (co *coordinator) mergeHealth(h *history.Health) {
+	for _, rn := range co.nodes {
+		rn.mu.Lock()
+		if rn.health != nil {
+			h.Merge(*rn.health)
+		}
+		rn.mu.Unlock()
+	}
 }
 
 // mergeAttempt keeps what a node reported of buyer c's attempt so far.

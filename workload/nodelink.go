@@ -77,6 +77,8 @@ type message struct {
 	Err      string
 	Commands int64
 	Unread   bool
+	// Health is a node's own health, in its end.
+	Health *history.Health
 }
 
 // nodeSetup is what a node needs to run its part of the sale.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/redis/go-redis/v9"
@@ -92,6 +93,8 @@ type nodeSide struct {
 	r       *run
 	n       *node
 	current []atomic.Int32 // by slot: the attempt the buyer is at
+	// mon measures the node process's health from go to stop.
+	mon *health.Monitor
 }
 
 // serve handles the coordinator's messages until the sale ends.
@@ -140,6 +143,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 				sale, cancel = context.WithTimeout(sale, time.Duration(m.T0+int64(t)-monoclock.Now()))
 				defer cancel()
 			}
+			ns.mon = health.Start(ns.r.now)
 			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
 			go ns.report(stats)
 		case mBuyer:
@@ -171,7 +175,12 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			clients.Wait()
 			stopStats()
 			stopped = true
-			ns.l.send(&message{Kind: mEnd, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
+			end := &message{Kind: mEnd, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()}
+			if ns.mon != nil {
+				h := ns.mon.Stop(ns.n.id)
+				end.Health = &h
+			}
+			ns.l.send(end)
 		case mDie:
 			// A crash on another machine: the process dies at once, as a
 			// SIGKILL from outside would kill it.

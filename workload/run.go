@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/monoclock"
@@ -96,6 +97,10 @@ type Config struct {
 	// Listen is where the coordinator of a Launcher's nodes listens for
 	// them: 127.0.0.1 on a port of the system's choice when empty.
 	Listen string
+	// Lease is the lease the lock runs with (TTL, or the implementation's
+	// default when TTL is zero); zero for a sale without one. It goes in
+	// the history's header, where the harness's health is judged by it.
+	Lease time.Duration
 	// ClockError is the least clock error the history is declared to
 	// have (history.Header.ClockError): a floor on what the coordinator
 	// measures of remote nodes' clocks, for drift it cannot measure.
@@ -194,6 +199,8 @@ type run struct {
 	// link is, in a node process, its side of the link to the
 	// coordinator.
 	link *nodeSide
+	// health measures the harness's own health while the sale runs.
+	health *health.Monitor
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
 	// server ends: the watch does not count the server silent before.
 	quietUntil atomic.Int64
@@ -289,6 +296,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 
 	r.started, r.base = time.Now(), monoclock.Now()
+	r.health = health.Start(r.now)
 	if r.coord != nil {
 		r.coord.start()
 	}
@@ -309,9 +317,11 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	stopWatch()
 	<-watched
 	duration := r.now()
+	hl := r.health.Stop(-1)
 	var nodeErr error
 	if r.coord != nil {
 		nodeErr = r.coord.finish()
+		r.coord.mergeHealth(&hl)
 	}
 	var cut history.Cut
 	switch {
@@ -337,6 +347,9 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 			Reads:    cfg.Reads,
 			CutShort: cutShort,
 			CutBy:    cut,
+			Lease:    int64(cfg.Lease),
+			Rate:     cfg.Rate,
+			Health:   &hl,
 		},
 		Faults: r.faults.list(),
 		Ops:    r.compact(),
@@ -511,6 +524,7 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 			break
 		}
 		r.arrived.Add(1)
+		r.health.Lag(time.Duration(r.now() - r.arrival(i)))
 		if r.coord != nil {
 			r.coord.deliver(ctx, int32(i))
 			continue

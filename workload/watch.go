@@ -36,10 +36,19 @@ func (r *run) quiet(d time.Duration) {
 	}
 }
 
+// InProcess is a Server that runs inside lockbench's own process (the
+// embedded server): it cannot be lost, and its silence is the process's
+// own starvation, which the run's health records instead.
+type InProcess interface {
+	InProcess()
+}
+
 // watch asks the inventory's server every watchEvery whether it answers,
 // and calls lose once it has not for lostAfter (less the time a fault
-// silenced it), until ctx ends.
+// silenced it), until ctx ends. A server that runs in this process is
+// never lost: its round trips go to the run's health.
 func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
+	_, inProcess := r.store.(InProcess)
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	var lastOK atomic.Int64
@@ -54,7 +63,7 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 		case <-t.C:
 		}
 		ok := max(lastOK.Load(), r.quietUntil.Load())
-		if time.Since(time.Unix(0, ok)) > r.lostAfter() {
+		if !inProcess && time.Since(time.Unix(0, ok)) > r.lostAfter() {
 			lose(errServerLost)
 			return
 		}
@@ -66,8 +75,12 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 				defer pinging.Store(false)
 				pctx, cancel := context.WithTimeout(ctx, r.lostAfter())
 				defer cancel()
+				t0 := time.Now()
 				if r.inv.ping(pctx) == nil {
 					lastOK.Store(time.Now().UnixNano())
+					if inProcess && r.quietUntil.Load() < t0.UnixNano() {
+						r.health.Ping(time.Since(t0))
+					}
 				}
 			}()
 		}

@@ -1,0 +1,88 @@
+package health
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/monoclock"
+)
+
+func TestBuckets(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []int64
+		q      float64
+		// the quantile lies within 19% above want, and never above the
+		// largest value
+		want int64
+	}{
+		{"empty", nil, 0.99, 0},
+		{"one", []int64{1000}, 0.99, 1000},
+		{"small values exact", []int64{0, 1, 2, 3}, 1, 3},
+		{"p99 of a tail", append(make([]int64, 99), 5_000_000), 0.99, 0},
+		{"p100 of a tail", append(make([]int64, 99), 5_000_000), 1, 5_000_000},
+		{"spread", []int64{1e6, 2e6, 3e6, 4e6, 5e6, 6e6, 7e6, 8e6, 9e6, 10e6}, 0.5, 5e6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b buckets
+			for _, v := range tt.values {
+				b.add(v)
+			}
+			got := b.quantile(tt.q)
+			if got < tt.want || float64(got) > float64(tt.want)*1.19+3 {
+				t.Errorf("quantile(%v) = %d, want %d (within 19%% above)", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBucketOfIsMonotonic(t *testing.T) {
+	prev := -1
+	for ns := int64(0); ns < 1<<40; ns = ns*9/8 + 1 {
+		b := bucketOf(ns)
+		if b < prev {
+			t.Fatalf("bucketOf(%d) = %d after %d", ns, b, prev)
+		}
+		if top := bucketTop(b); top < ns {
+			t.Fatalf("bucketTop(bucketOf(%d)) = %d, below the value", ns, top)
+		}
+		prev = b
+	}
+}
+
+// TestMonitorSeesAStall makes the process stand still (every P stopped by
+// a stop-the-world that the test holds) and checks that the monitor
+// reports a stall at least that long, and a starved span around it. It
+// asserts lower bounds only: a busy machine can only add to a stall.
+func TestMonitorSeesAStall(t *testing.T) {
+	base := monoclock.Now()
+	m := Start(func() int64 { return monoclock.Now() - base })
+	time.Sleep(3 * Tick)
+	stall := 120 * time.Millisecond
+	if err := stopTheWorld(stall); err != nil {
+		t.Skipf("cannot stop the process with sh and kill: %v", err)
+	}
+	time.Sleep(3 * Tick)
+	m.Lag(7 * time.Millisecond)
+	m.Ping(3 * time.Millisecond)
+	h := m.Stop(-1)
+	if h.StallMax < int64(stall)-int64(Tick) {
+		t.Errorf("StallMax = %v, want at least %v", time.Duration(h.StallMax), stall-Tick)
+	}
+	if len(h.Starved) == 0 {
+		t.Fatalf("no starved span for a %v stall", stall)
+	}
+	if s := h.Starved[0]; s.To-s.From < int64(stall)-int64(Tick) {
+		t.Errorf("starved span %v long, want at least %v", time.Duration(s.To-s.From), stall-Tick)
+	}
+	if h.LagMax != int64(7*time.Millisecond) || h.ServerPingMax != int64(3*time.Millisecond) {
+		t.Errorf("LagMax, ServerPingMax = %v, %v; want 7ms, 3ms", time.Duration(h.LagMax), time.Duration(h.ServerPingMax))
+	}
+	if h.CPUs < 1 || h.Elapsed < int64(stall) {
+		t.Errorf("CPUs %d, Elapsed %v", h.CPUs, time.Duration(h.Elapsed))
+	}
+	if h.CPUWait != -1 && (h.CPUWait < 0 || h.CPUWait > 1) {
+		t.Errorf("CPUWait = %v, want -1 or a share", h.CPUWait)
+	}
+}
