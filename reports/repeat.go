@@ -103,7 +103,6 @@ func CombineRepetitions(reps []Run) Run {
 	return out
 }
 
-
 // medianSummary returns base with every figure but the spectrum replaced
 // by its median over the repetitions that have a summary.
 func medianSummary(reps []Run, get func(*Run) *Summary, base Summary) Summary {
