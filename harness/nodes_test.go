@@ -64,6 +64,18 @@ func TestProcessNodesSmoke(t *testing.T) {
 		}
 	}
 	t.Logf("ops per node %v, sold %d", nodes, run.Data.Sold)
+	// Each node process measured its own health and sent it at its end.
+	if run.Health == nil || len(run.Health.Nodes) != h.Header.Nodes {
+		t.Fatalf("health %+v: want one part per node (%d)", run.Health, h.Header.Nodes)
+	}
+	for i, nh := range run.Health.Nodes {
+		if nh.Node != i || nh.Elapsed <= 0 || nh.CPUs < 1 {
+			t.Errorf("node %d's health %+v", i, nh)
+		}
+		if nh.StallMax > run.Health.StallMax || nh.CPUWait > run.Health.CPUWait {
+			t.Errorf("node %d's health %+v is worse than the run's %+v", i, nh, run.Health)
+		}
+	}
 }
 
 // pauser is an injector that stops node 0 once, from the middle of the

@@ -1,9 +1,11 @@
 package health
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
 )
 
@@ -70,11 +72,9 @@ func TestMonitorSeesAStall(t *testing.T) {
 	if h.StallMax < int64(stall)-int64(Tick) {
 		t.Errorf("StallMax = %v, want at least %v", time.Duration(h.StallMax), stall-Tick)
 	}
-	if len(h.Starved) == 0 {
-		t.Fatalf("no starved span for a %v stall", stall)
-	}
-	if s := h.Starved[0]; s.To-s.From < int64(stall)-int64(Tick) {
-		t.Errorf("starved span %v long, want at least %v", time.Duration(s.To-s.From), stall-Tick)
+	// A busy machine may add spans of its own; one must hold the stall.
+	if !slices.ContainsFunc(h.Starved, func(s history.Span) bool { return s.To-s.From >= int64(stall-Tick) }) {
+		t.Errorf("starved spans %v, want one at least %v long", h.Starved, stall-Tick)
 	}
 	if h.LagMax != int64(7*time.Millisecond) || h.ServerPingMax != int64(3*time.Millisecond) {
 		t.Errorf("LagMax, ServerPingMax = %v, %v; want 7ms, 3ms", time.Duration(h.LagMax), time.Duration(h.ServerPingMax))

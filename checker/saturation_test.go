@@ -1,0 +1,89 @@
+package checker
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+)
+
+// TestSaturation judges fixtures as if their harness had measured the
+// given health: a saturated harness makes a liveness failure
+// inconclusive, never a safety failure, and never touches a pass.
+func TestSaturation(t *testing.T) {
+	healthy := history.Health{Node: -1, CPUs: 2, CPUWait: 0.1}
+	starved := healthy
+	starved.CPUWait = 0.8
+	tests := []struct {
+		name   string
+		file   string
+		lease  time.Duration
+		health *history.Health
+		// want: the verdict, the liveness status, and a word every
+		// saturation sentence must hold (empty: no saturation).
+		pass, inconclusive bool
+		live               Status
+		saturation         string
+		reasons, unjudged  int
+	}{
+		{name: "timeout, no health recorded", file: "bad-timeout.jsonl", live: Violated, reasons: 2},
+		{name: "timeout, healthy harness", file: "bad-timeout.jsonl", health: &healthy, live: Violated, reasons: 2},
+		{name: "timeout, starved of CPU", file: "bad-timeout.jsonl", health: &starved, inconclusive: true, live: Inconclusive, saturation: "80%", unjudged: 2},
+		{name: "crashed holder, starved", file: "bad-unsold.jsonl", health: &starved, inconclusive: true, live: Inconclusive, saturation: "CPU", unjudged: 1},
+		{name: "oversell stays a failure", file: "bad-overlap.jsonl", health: &starved, live: OK, saturation: "CPU", reasons: 3},
+		{name: "refused writes stay a failure", file: "bad-refuse-all.jsonl", health: &starved, live: Violated, saturation: "CPU", reasons: 2},
+		{name: "a pass stays a pass", file: "ok-sequential.jsonl", health: &starved, pass: true, live: OK, saturation: "CPU"},
+		{name: "stall of a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{StallMax: 10 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "stood still for 10ms", unjudged: 2},
+		{name: "stall under a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{StallMax: 9 * ms, CPUWait: -1}, live: Violated, reasons: 2},
+		{name: "stall without a lease", file: "bad-timeout.jsonl", health: &history.Health{StallMax: 9000 * ms, CPUWait: -1}, live: Violated, reasons: 2},
+		{name: "scheduler latency of a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{SchedMax: 10 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "scheduled", unjudged: 2},
+		{name: "arrivals late", file: "bad-timeout.jsonl", health: &history.Health{LagP99: 100 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "arrival schedule", unjudged: 2},
+		{name: "arrivals nearly on time", file: "bad-timeout.jsonl", health: &history.Health{LagP99: 99 * ms, CPUWait: -1}, live: Violated, reasons: 2},
+		{name: "embedded server slow", file: "bad-timeout.jsonl", health: &history.Health{ServerPingMax: 1000 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "embedded server", unjudged: 2},
+		{name: "CPU wait unknown", file: "bad-timeout.jsonl", health: &history.Health{CPUWait: -1}, live: Violated, reasons: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := load(t, tt.file)
+			h.Header.Lease = int64(tt.lease)
+			h.Header.Health = tt.health
+			r := Check(h, Options{})
+			if r.Pass != tt.pass || r.Inconclusive != tt.inconclusive || r.Liveness.Status != tt.live {
+				t.Errorf("pass %v, inconclusive %v, liveness %s; want %v, %v, %s (reasons %q, unjudged %q)",
+					r.Pass, r.Inconclusive, r.Liveness.Status, tt.pass, tt.inconclusive, tt.live, r.Reasons, r.Unjudged)
+			}
+			if len(r.Reasons) != tt.reasons || len(r.Unjudged) != tt.unjudged {
+				t.Errorf("%d reasons %q, %d unjudged %q; want %d and %d", len(r.Reasons), r.Reasons, len(r.Unjudged), r.Unjudged, tt.reasons, tt.unjudged)
+			}
+			if tt.saturation == "" && len(r.Saturation) > 0 {
+				t.Errorf("saturation %q, want none", r.Saturation)
+			}
+			if tt.saturation != "" && !slices.ContainsFunc(r.Saturation, func(s string) bool { return strings.Contains(s, tt.saturation) }) {
+				t.Errorf("saturation %q, want a sentence with %q", r.Saturation, tt.saturation)
+			}
+		})
+	}
+}
+
+// TestSaturationItems judges a sale of several items cut by --timeout
+// while its harness was starved: the liveness finding is set aside, and
+// the verdict is inconclusive, as for one item.
+func TestSaturationItems(t *testing.T) {
+	for _, starved := range []bool{false, true} {
+		h := load(t, "ok-items.jsonl")
+		h.Header.CutShort, h.Header.CutBy = true, history.CutTimeout
+		h.Header.Health = &history.Health{CPUWait: 0.1, CPUs: 2}
+		if starved {
+			h.Header.Health.CPUWait = 0.9
+		}
+		r := Check(h, Options{})
+		if r.Pass || r.Inconclusive != starved || (len(r.Unjudged) > 0) != starved || (len(r.Reasons) > 0) == starved {
+			t.Errorf("starved %v: pass %v, inconclusive %v, reasons %q, unjudged %q", starved, r.Pass, r.Inconclusive, r.Reasons, r.Unjudged)
+		}
+		if (len(r.Saturation) > 0) != starved {
+			t.Errorf("starved %v: saturation %q", starved, r.Saturation)
+		}
+	}
+}
