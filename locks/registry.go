@@ -222,7 +222,7 @@ var registry = []Impl{
 		Name:       "redislock",
 		Summary:    "third-party lock: SET NX PX with a random token, Lua release; refreshed every half lease while held",
 		Seed:       "third-party: bsm/redislock " + redislockVersion,
-		Notes:      "The library has no default lease or retry: lockbench takes its README example's 100 ms lease (--ttl when given) and its refresh after half the lease, run as a loop for as long as the lease is held and stopped with the client's context (a crashed client's refresh dies with it) or on release. Obtain retries every 100 ms as the retry example does, but until the buyer's deadline (the custom-deadline example's bound) rather than the example's 3 tries, which would make most buyers of a flash sale give up within 300 ms. A paused node's refresh stops with it.",
+		Notes:      "The library has no default lease or retry: lockbench gives it a 5 s lease (--ttl when given; its README example's 100 ms lapses whenever a busy machine stalls the process for 50 ms) and its README example's refresh after half the lease, run as a loop for as long as the lease is held and stopped with the client's context (a crashed client's refresh dies with it) or on release. Obtain retries every 100 ms as the retry example does, but until the buyer's deadline (the custom-deadline example's bound) rather than the example's 3 tries, which would make most buyers of a flash sale give up within 300 ms. A paused node's refresh stops with it.",
 		DefaultTTL: redislockDefaultLease,
 		New:        newRedislock,
 	},
