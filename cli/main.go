@@ -7,7 +7,8 @@
 //
 // Exit codes: 0 every check passed; 1 a check failed (or --baseline found
 // a regression); 2 bad usage; 3 infrastructure failure (a server
-// unreachable); 130 interrupted.
+// unreachable); 4 inconclusive (no check failed, but lockbench itself
+// was saturated and liveness could not be judged); 130 interrupted.
 package cli
 
 import (
@@ -134,7 +135,7 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // Main runs lockbench with args (the command line without the program's
 // name) and returns the exit code: 0 pass, 1 a check failed or regressed,
-// 2 bad usage, 3 infrastructure failure, 130 interrupted.
+// 2 bad usage, 3 infrastructure failure, 4 inconclusive, 130 interrupted.
 func Main(args []string, stdout, stderr io.Writer) int {
 	redis.SetLogger(quietRedis{})
 	return exitCode(dispatch(args, stdout, stderr), stderr)
@@ -201,7 +202,7 @@ Examples:
 	tidyDefaults(fs)
 	fmt.Fprintf(w, "\nFlags of run:\n%s", fs.FlagUsages())
 	fmt.Fprint(w, `
-Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.
+Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive (lockbench itself was starved: liveness not judged), 130 interrupted.
 `)
 }
 
