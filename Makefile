@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/lockbench/lockbench/cli.version=$(VERSION)
 GO ?= go
 
-.PHONY: build test test-short bench lint clean screenshot dockerd docker-images
+.PHONY: build test test-short bench lint clean screenshot dockerd docker-images hog-proof
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lockbench ./cmd/lockbench
@@ -47,3 +47,11 @@ lint:
 
 clean:
 	rm -rf bin
+
+# The busy-machine proof: the default run, the truth table (embedded and
+# redis-server, seeds 1-3), a gate run and the customlock example, once
+# quiet and once beside stress-ng --cpu 8; counts the verdicts that
+# differ, the inconclusive ones and the runs thrown away. QUICK=1: a small
+# part, as CI runs it.
+hog-proof:
+	scripts/hog-proof.sh

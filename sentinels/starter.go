@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/testproc"
+	"github.com/lockbench/lockbench/internal/serverproc"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -55,7 +55,7 @@ type Process interface {
 // ErrExited means a process ended before it served: its port taken
 // meanwhile, most likely. A Starter's error wraps it when a start on
 // another port is worth a try.
-var ErrExited = testproc.ErrExited
+var ErrExited = serverproc.ErrExited
 
 // Ping reports whether a redis-server or Sentinel answers PING at addr:
 // the readiness probe of a Starter and of the test helpers' servers. It
@@ -121,7 +121,7 @@ func (s *local) Sentinel(ctx context.Context, port int, conf string) (Process, e
 
 // start runs cmd and waits until it answers PING on port.
 func (s *local) start(ctx context.Context, name string, port int, cmd *exec.Cmd) (Process, error) {
-	p, err := testproc.Start(cmd)
+	p, err := serverproc.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s *local) Where() string { return "" }
 func (s *local) Close() error { return os.RemoveAll(s.dir) }
 
 // proc is a local process: SIGSTOP and SIGCONT pause and resume it.
-type proc struct{ p *testproc.Proc }
+type proc struct{ p *serverproc.Proc }
 
 func (p proc) Pause(context.Context) error  { return p.p.Signal(syscall.SIGSTOP) }
 func (p proc) Resume(context.Context) error { return p.p.Signal(syscall.SIGCONT) }

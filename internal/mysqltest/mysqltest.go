@@ -24,7 +24,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/internal/testproc"
+	"github.com/lockbench/lockbench/internal/serverproc"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns a missing
@@ -43,7 +43,7 @@ type Server struct {
 	DSN string
 
 	dir  string
-	proc *testproc.Proc
+	proc *serverproc.Proc
 	mu   sync.Mutex // serializes pauses
 }
 
@@ -134,7 +134,7 @@ func Launch() (*Server, error) {
 	}
 	// A free port is only free when we look: a server that exits before
 	// it answers is retried on a new one.
-	s, err := loopback.Retry(context.Background(), testproc.ErrExited, func(port int, addr string) (*Server, error) {
+	s, err := loopback.Retry(context.Background(), serverproc.ErrExited, func(port int, addr string) (*Server, error) {
 		return launch(server, dir, data, u, port, addr)
 	})
 	if err != nil {
@@ -153,7 +153,7 @@ func launch(bin, dir, data, u string, port int, addr string) (*Server, error) {
 	cfg.Timeout = 2 * time.Second
 	s.DSN = cfg.FormatDSN()
 	var err error
-	s.proc, err = testproc.Start(exec.Command(bin, "--no-defaults", "--datadir="+data, "--user="+u,
+	s.proc, err = serverproc.Start(exec.Command(bin, "--no-defaults", "--datadir="+data, "--user="+u,
 		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--skip-networking=0",
 		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),
 		"--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=32M",

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/internal/testproc"
+	"github.com/lockbench/lockbench/internal/serverproc"
 	"github.com/lockbench/lockbench/sentinels"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -49,7 +49,7 @@ func Start(t testing.TB) string {
 	// The free port is only free when we look: another process may take
 	// it before the server binds, so a server that exits early is retried
 	// on a new port.
-	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func(port int, addr string) (string, error) {
+	addr, err := loopback.Retry(context.Background(), serverproc.ErrExited, func(port int, addr string) (string, error) {
 		return start(t, bin, port, addr)
 	})
 	if err != nil {
@@ -62,7 +62,7 @@ func Start(t testing.TB) string {
 // is gone.
 func start(t testing.TB, bin string, port int, addr string) (string, error) {
 	t.Helper()
-	p, err := testproc.Start(exec.Command(bin,
+	p, err := serverproc.Start(exec.Command(bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",

@@ -1,125 +1,23 @@
-// Package testproc runs the real servers the tests use (redis-server,
-// ZooKeeper, mariadbd) as child processes: it keeps their output, watches
-// for their end and waits until they serve. internal/redistest, zktest
-// and mysqltest build on it, with loopback.Retry to start a server that
-// exited before it served again on a new port; so does package sentinels,
-// which lockbench itself runs for --backend=sentinel (Listen, which takes
-// a testing.TB, is for the tests only).
+// Package testproc holds what only tests use of internal/serverproc:
+// Listen, which starts a server for a test and fails the test when it
+// does not serve.
 package testproc
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"net"
 	"os/exec"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/serverproc"
 )
-
-// ErrExited means the process ended before it served: its port taken
-// meanwhile, most likely, so a start on another port is worth a try.
-var ErrExited = errors.New("testproc: the server exited before it served")
-
-// Proc is a server process started by Start.
-type Proc struct {
-	cmd    *exec.Cmd
-	out    syncBuffer
-	exited chan struct{}
-}
-
-// Start starts cmd, collecting what it writes on stdout and stderr.
-func Start(cmd *exec.Cmd) (*Proc, error) {
-	p := &Proc{cmd: cmd, exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = &p.out, &p.out
-	// A child the server left behind may hold its output open: its end
-	// is the server's, not theirs.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-// Wait calls ready every interval until it returns nil. When the process
-// ends first the error wraps ErrExited; when timeout runs out the process
-// is killed and the error carries ready's last error. Either error names
-// the server (name at addr) and ends with its output.
-func (p *Proc) Wait(name, addr string, timeout, interval time.Duration, ready func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := ready()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("%s on %s: %w; output: %s", name, addr, ErrExited, p.Output())
-		case <-time.After(interval):
-		}
-		if time.Now().After(deadline) {
-			p.Kill()
-			return fmt.Errorf("%s on %s did not serve within %v: %v; output: %s", name, addr, timeout, err, p.Output())
-		}
-	}
-}
-
-// Signal sends sig to the process (SIGSTOP and SIGCONT pause it).
-func (p *Proc) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
-
-// Kill ends the process, resuming it first if it is stopped (a stopped
-// process cannot die), and waits until it has.
-func (p *Proc) Kill() {
-	p.cmd.Process.Signal(syscall.SIGCONT)
-	p.cmd.Process.Kill()
-	<-p.exited
-}
-
-// Pid is the process's id.
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
-
-// Output returns what the process has written so far, its last MiB.
-func (p *Proc) Output() string { return p.out.String() }
-
-// keep bounds the output kept: a server shared by a whole test binary
-// logs for as long as it runs.
-const keep = 1 << 20
-
-// syncBuffer collects the output, written by exec's copying goroutine and
-// read by the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n, err := b.buf.Write(p)
-	if over := b.buf.Len() - keep; over > 0 {
-		b.buf.Next(over)
-	}
-	return n, err
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // Listen starts cmd, a server that is to accept connections on hostport,
 // waits until it does (or fails the test after timeout) and kills it when
 // the test ends.
-func Listen(t testing.TB, name, hostport string, cmd *exec.Cmd, timeout time.Duration) *Proc {
+func Listen(t testing.TB, name, hostport string, cmd *exec.Cmd, timeout time.Duration) *serverproc.Proc {
 	t.Helper()
-	p, err := Start(cmd)
+	p, err := serverproc.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/internal/testproc"
+	"github.com/lockbench/lockbench/internal/serverproc"
 	"github.com/lockbench/lockbench/internal/zkver"
 )
 
@@ -59,7 +59,7 @@ func Start(t testing.TB) string {
 	}
 	// A free port is only free when we look: a server that exits before
 	// it serves is retried on a new one.
-	addr, err := loopback.Retry(context.Background(), testproc.ErrExited, func(port int, addr string) (string, error) {
+	addr, err := loopback.Retry(context.Background(), serverproc.ErrExited, func(port int, addr string) (string, error) {
 		return start(t, port, addr)
 	})
 	if err != nil {
@@ -89,7 +89,7 @@ forceSync=no
 	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
 		return "", err
 	}
-	p, err := testproc.Start(exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	p, err := serverproc.Start(exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-cp", Jar+":"+logJar, "org.apache.zookeeper.server.ZooKeeperServerMain", conf))
 	if err != nil {
 		return "", err

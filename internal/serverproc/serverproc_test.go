@@ -1,4 +1,4 @@
-package testproc
+package serverproc
 
 import (
 	"errors"
