@@ -618,7 +618,7 @@ func healthRows(h *history.Health) ([]healthRow, string) {
 		for _, s := range h.Starved {
 			longest, total = max(longest, s.To-s.From), total+s.To-s.From
 		}
-		rows = append(rows, healthRow{Name: "starved", Value: fmt.Sprintf("%s, %s in all, the longest %s", words.Count(int64(n), "span"), dur(total), dur(longest)), Over: true})
+		rows = append(rows, healthRow{Name: "starved", Value: fmt.Sprintf("%s in %s, the longest %s", dur(total), words.Count(int64(n), "span"), dur(longest)), Over: true})
 	}
 	note := ""
 	if n := len(h.Nodes); n > 0 {

@@ -105,7 +105,7 @@ func TestHTMLSaturation(t *testing.T) {
 				`<th scope="row">scheduler latency p99</th><td class="num">164µs</td>`,
 				`<th scope="row">GC pause, longest</th><td class="num">336ms</td>`,
 				`<th scope="row">arrival lag p99</th><td class="num">33.6ms</td>`,
-				"3 spans, 119ms in all, the longest 60.0ms",
+				"119ms in 3 spans, the longest 60.0ms",
 				"Hatched grey: 3 spans in which lockbench itself stood still for 50ms or more at once (harness starved)",
 			},
 			absent: []string{"<b>it", "<waiting>", `class="verdict fail"`, `class="verdict pass"`},
