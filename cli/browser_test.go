@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/browsertest"
+	"github.com/lockbench/lockbench/reports"
 )
 
 var screenshot = flag.Bool("screenshot", false, "rewrite docs/report.png, the README's picture of a report, from the browser test")
@@ -300,6 +302,65 @@ func TestReportInBrowser(t *testing.T) {
 	checkWidths(ctx, t, b, "report", filepath.Join(dir, "report.html"))
 	checkWidths(ctx, t, b, "comparison", cmp)
 	checkWidths(ctx, t, b, "faulted report", filepath.Join(faulted, "report.html"))
+	checkWidths(ctx, t, b, "saturated report", saturatedReport(ctx, t, b, faulted))
+}
+
+// saturatedReport writes the report of the faulted run as if its harness
+// had been saturated (local inconclusive, none live on a starved harness,
+// both starved in spans of the run), checks that the page shows it, and
+// returns the page's path, for checkWidths to read at every width.
+func saturatedReport(ctx context.Context, t *testing.T, b *browsertest.Browser, faulted string) string {
+	t.Helper()
+	res, err := reports.ReadFile(filepath.Join(faulted, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Runs {
+		r := &res.Runs[i]
+		r.Health = &history.Health{Node: -1, CPUs: 2, CPUWait: 0.94, StallMax: 682e6, SchedP99: 164e3, GCPauseMax: 336e6, LagP99: 33e6,
+			Starved: []history.Span{{From: 50e6, To: 110e6}, {From: 112e6, To: 170e6}, {From: 250e6, To: 251e6}}}
+		r.Saturation = []string{"the kernel kept lockbench waiting for a CPU 94% of the time it was ready to run (bound 50%): the machine is busier than its 2 cores"}
+	}
+	res.Runs[1].Verdict, res.Runs[1].Reasons = reports.Inconclusive, nil
+	res.Runs[1].Unjudged = []string{"3 buyers were sent away after waiting 30s for the lock"}
+	path := filepath.Join(faulted, "saturated.json")
+	if err := reports.WriteFile(path, res); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(faulted, "saturated.html")
+	if code, out, errOut := lockbench(t, "report", path, "-o", page); code != exitPass {
+		t.Fatalf("report: exit %d: %s%s", code, out, errOut)
+	}
+	p := open(ctx, t, b, page)
+	var got struct {
+		Verdicts []string `json:"verdicts"`
+		Boxes    int      `json:"boxes"`
+		Health   int      `json:"health"`
+		Bands    int      `json:"bands"`
+		Keys     int      `json:"keys"`
+	}
+	if err := p.Eval(ctx, `(() => {
+  const all = sel => Array.from(document.querySelectorAll(sel));
+  return {
+    verdicts: all("table.verdicts tbody td.verdict").map(e => e.textContent.trim()),
+    boxes: all("section.impl div.saturation").filter(e => e.offsetParent !== null).length,
+    health: all("section.impl table.health").length,
+    bands: all("svg.chart.sales g.starved, svg.chart.latency g.starved").filter(g => g.getBoundingClientRect().width >= 1).length,
+    keys: all("svg.chart text.legend").filter(e => e.textContent === "harness starved").length,
+  };
+})()`, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fail", "inconclusive"}; !slices.Equal(got.Verdicts, want) {
+		t.Errorf("saturated report: verdicts %q, want %q", got.Verdicts, want)
+	}
+	if got.Boxes != 2 || got.Health != 2 || got.Bands < 4 || got.Keys < 4 {
+		t.Errorf("saturated report: %d saturation boxes, %d health tables, %d starved bands drawn, %d keyed; want 2, 2, 4 and 4 at least", got.Boxes, got.Health, got.Bands, got.Keys)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return page
 }
 
 // open loads path in a new tab and fails the test on any console error,

@@ -15,6 +15,7 @@ func TestWriteTable(t *testing.T) {
 	}{
 		{"fixtures", "table.golden", fixtureRuns(t)},
 		{"no runs", "table-empty.golden", nil},
+		{"saturated", "table-saturated.golden", saturatedRuns(t)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +45,41 @@ func TestWriteTableReasons(t *testing.T) {
 		if !strings.Contains(out, "\n  set-nx-ex: "+r+"\n") {
 			t.Errorf("reason %q missing:\n%s", r, out)
 		}
+	}
+}
+
+// saturatedRuns are the fixture's runs with lua inconclusive, its harness
+// saturated and liveness unjudged, and atomic live on a saturated harness.
+func saturatedRuns(t *testing.T) []Run {
+	runs := fixtureRuns(t)
+	runs[0].Verdict = Inconclusive
+	runs[0].Saturation = []string{"the kernel kept lockbench waiting for a CPU 94% of the time it was ready to run (bound 50%): the machine is busier than its 2 cores"}
+	runs[0].Unjudged = []string{"3 buyers were sent away after waiting 30s for the lock"}
+	runs[2].Saturation = []string{"lockbench stood still for 682ms at once, a third of the 1.5s lease or more (bound 500ms)"}
+	return runs
+}
+
+// TestWriteTableInconclusive: an inconclusive run reads INCONCLUSIVE in
+// the VERDICT column, and each saturated run has its one line saying so.
+func TestWriteTableInconclusive(t *testing.T) {
+	runs := saturatedRuns(t)
+	var b bytes.Buffer
+	if err := WriteTable(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[1]); len(f) < 2 || f[0] != "lua" || f[1] != "INCONCLUSIVE" {
+		t.Errorf("lua's row %q, want its verdict INCONCLUSIVE", lines[1])
+	}
+	for _, i := range []int{0, 2} {
+		want := "\n  " + runs[i].Impl + ": " + SaturationLine(&runs[i]) + "\n"
+		if !strings.Contains(out, want) {
+			t.Errorf("%s's saturation line missing:\n%s", runs[i].Impl, out)
+		}
+	}
+	if !strings.Contains(SaturationLine(&runs[0]), "liveness not judged (3 buyers") || !strings.Contains(SaturationLine(&runs[2]), "liveness held all the same") {
+		t.Errorf("saturation lines %q, %q", SaturationLine(&runs[0]), SaturationLine(&runs[2]))
 	}
 }
 

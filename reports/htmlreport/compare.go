@@ -28,9 +28,10 @@ type compareRow struct {
 
 // compareCell is one implementation in one result.
 type compareCell struct {
-	Present               bool
-	Verdict               string
-	Pass                  bool
+	Present bool
+	Verdict string
+	// Class is the verdict as a CSS class (verdictClass).
+	Class                 string
 	P50, P99, Sales, Cmds metricCell
 }
 
@@ -67,6 +68,7 @@ func newComparison(sources []*Source, labels []string) *comparison {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s ran another workload than %s (%s): its figures do not compare one to one, and its changes are not coloured", labels[i+1], labels[0], strings.Join(diffs, "; ")))
 		}
 	}
+	inconclusive := false
 	var order []string
 	seen := map[string]bool{}
 	for _, s := range sources {
@@ -89,7 +91,7 @@ func newComparison(sources []*Source, labels []string) *comparison {
 			}
 			p := r.Latency.Purchase
 			cell := compareCell{
-				Present: true, Verdict: r.Verdict, Pass: r.Verdict == reports.Pass,
+				Present: true, Verdict: r.Verdict, Class: verdictClass(r.Verdict),
 				P50:   metricCell{Value: reports.FormatLatency(p, p.P50)},
 				P99:   metricCell{Value: reports.FormatLatency(p, p.P99)},
 				Sales: metricCell{Value: reports.FormatRatio(r.SalesPerSec, r.Sold)},
@@ -108,18 +110,23 @@ func newComparison(sources []*Source, labels []string) *comparison {
 				if r.Verdict != reports.Pass || ref.Verdict != reports.Pass || other[i] {
 					// A run that failed its checks is never better nor
 					// worse: its figures measure something broken. Nor is
-					// one of another workload: its figures measure
-					// something else.
+					// an inconclusive one: its figures measure the
+					// saturated harness. Nor is one of another workload:
+					// its figures measure something else.
 					for _, m := range []*metricCell{&cell.P50, &cell.P99, &cell.Sales, &cell.Cmds} {
 						m.Class = "failed"
 					}
 				}
 			}
+			inconclusive = inconclusive || r.Verdict == reports.Inconclusive
 			row.Cells = append(row.Cells, cell)
 			ss = append(ss, series{name: labels[i], colour: colour(i), points: p.Spectrum})
 		}
 		c.Rows = append(c.Rows, row)
 		c.Spectra = append(c.Spectra, compareSpectrum{Impl: impl, Chart: spectrumChart(impl+": purchase latency by percentile, per result", ss)})
+	}
+	if inconclusive {
+		c.Notes = append(c.Notes, "An inconclusive run (amber) is neither better nor worse either: its harness was saturated, and its figures are the harness's, not the lock's.")
 	}
 	return c
 }

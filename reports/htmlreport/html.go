@@ -32,6 +32,7 @@ var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template
 	"ratio":  func(x float64) string { return reports.FormatRatio(x, 1) },
 	"commas": func(n int64) string { return words.Commas(n) },
 	"inc":    func(i int) int { return i + 1 },
+	"word":   verdictWord,
 }).ParseFS(assets, "assets/report.html.tmpl"))
 
 // ErrNoSource is returned by Write and WriteFile when given no result to
@@ -151,20 +152,25 @@ func Write(w io.Writer, opts Options, sources ...*Source) error {
 	if len(sources) > 1 {
 		p.Compare = newComparison(sources, labels)
 	}
-	failed := 0
+	failed, inconclusive := 0, 0
 	for i, src := range sources {
 		sec := newSection(src, labels[i], fmt.Sprintf("r%d", i+1), len(sources) > 1, opts.OutDir)
-		if !sec.Pass {
+		switch sec.Class {
+		case classFail:
 			failed++
+		case classInconclusive:
+			inconclusive++
 		}
 		p.Sections = append(p.Sections, sec)
 	}
 	// The browser tab leads with the verdict too.
 	switch {
 	case len(sources) == 1:
-		p.Title = verdictWord(p.Sections[0].Pass) + " · " + p.Title
+		p.Title = verdictWord(p.Sections[0].Class) + " · " + p.Title
 	case failed > 0:
 		p.Title = fmt.Sprintf("FAIL (%d of %d results) · %s", failed, len(sources), p.Title)
+	case inconclusive > 0:
+		p.Title = fmt.Sprintf("inconclusive (%d of %d results) · %s", inconclusive, len(sources), p.Title)
 	default:
 		p.Title = "pass · " + p.Title
 	}
@@ -218,16 +224,19 @@ type section struct {
 	ID, Label string
 	Folded    bool
 	// Headline leads the section: the verdict, what failed, the workload
-	// and the faults; Pass colours it.
+	// and the faults; Class (verdictClass) colours it.
 	Headline string
-	Pass     bool
-	Header   []keyValue
-	Command  string
-	Verdicts []verdictRow
-	Overview template.HTML
-	Impls    []implView
-	Notes    []string
-	Matrix   *matrixView
+	Class    string
+	// Inconclusive is true when a run's verdict is inconclusive: the
+	// overview's caption then says what its amber means.
+	Inconclusive bool
+	Header       []keyValue
+	Command      string
+	Verdicts     []verdictRow
+	Overview     template.HTML
+	Impls        []implView
+	Notes        []string
+	Matrix       *matrixView
 }
 
 // matrixView is the truth table of a `lockbench matrix` result.
@@ -257,10 +266,12 @@ type gridCellView struct {
 type matrixRow struct {
 	Cell, Expected, Measured, Verdict, Why string
 	// Sweep says what each value of a sweep showed; empty without one.
-	Sweep       string
-	Nodes       int
-	Match, Pass bool
-	Reasons     []string
+	Sweep string
+	Nodes int
+	Match bool
+	// Class is the run's verdict as a CSS class (verdictClass).
+	Class   string
+	Reasons []string
 }
 
 // newMatrixView builds the truth table of cells; nil without cells.
@@ -289,7 +300,7 @@ func newMatrixView(cells []reports.MatrixCell) *matrixView {
 	for _, c := range cells {
 		v.Rows = append(v.Rows, matrixRow{
 			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
-			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == reports.Pass, Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
+			Nodes: c.Nodes, Match: c.Match, Class: verdictClass(c.Run.Verdict), Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
 		})
 	}
 	return v
@@ -301,7 +312,7 @@ type keyValue struct{ Key, Value string }
 // verdictRow is one row of the verdict table.
 type verdictRow struct {
 	ID, Impl, Verdict                       string
-	Pass                                    bool
+	Class                                   string // verdictClass of Verdict
 	Lock, Data, Liveness, Linearizability   status
 	Sold, Oversold, Overlaps                string
 	P50, P99, Sales, Cmds                   string
@@ -310,6 +321,9 @@ type verdictRow struct {
 	Reasons, Notes                          []string
 	Repetitions                             int
 	HasLockSafety                           bool
+	// Saturated is true when the harness was saturated: the findings
+	// point to the run's saturation box.
+	Saturated bool
 }
 
 // status is a check's status with the CSS class that colours it.
@@ -319,7 +333,7 @@ type status struct{ Text, Class string }
 func newStatus(s checker.Status) status {
 	class := map[checker.Status]string{
 		checker.OK: "ok", checker.NotApplicable: "na", checker.Unknown: "unknown",
-		checker.Illegal: "bad", checker.Violated: "bad",
+		checker.Illegal: "bad", checker.Violated: "bad", checker.Inconclusive: classInconclusive,
 	}[s]
 	if s == "" {
 		return status{Text: "-", Class: "na"}
@@ -332,7 +346,11 @@ type implView struct {
 	ID, Impl      string
 	Backend       string // the servers the run used, with their versions
 	BlindSpot     string // what the nodes' clock error hides, when there was one
-	Pass          bool
+	Class         string // verdictClass of the run's verdict
+	Saturation    *saturationView
+	Health        []healthRow
+	HealthNote    string
+	StarvedNote   string // what the hatched bands on the charts over the run are
 	Spectrum      template.HTML
 	Sales         template.HTML
 	Latency       template.HTML
@@ -379,7 +397,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 	if n := c.Extra["repeat"]; n != "" {
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}
-	s.Headline, s.Pass = headline(r)
+	s.Headline, s.Class = headline(r)
 	s.Matrix = newMatrixView(r.Matrix)
 	s.Overview = overviewChart(r.Runs)
 	ax := sharedAxes(r.Runs)
@@ -387,6 +405,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 		run := &r.Runs[i]
 		iid := id + "-" + slug(run.Impl, i)
 		s.Verdicts = append(s.Verdicts, newVerdictRow(run, iid))
+		s.Inconclusive = s.Inconclusive || run.Verdict == reports.Inconclusive
 		var h *history.History
 		var missing string
 		if i < len(src.Histories) {
@@ -414,7 +433,7 @@ func slug(name string, i int) string {
 func newVerdictRow(r *reports.Run, id string) verdictRow {
 	p := r.Latency.Purchase
 	return verdictRow{
-		ID: id, Impl: r.Impl, Verdict: r.Verdict, Pass: r.Verdict == reports.Pass,
+		ID: id, Impl: r.Impl, Verdict: r.Verdict, Class: verdictClass(r.Verdict), Saturated: len(r.Saturation) > 0,
 		Lock: newStatus(r.Lock.Status), Data: newStatus(r.Data.Status),
 		Liveness: newStatus(r.Liveness.Status), Linearizability: newStatus(r.Linearizability.Status),
 		Sold:     fmt.Sprintf("%s/%s", words.Commas(r.Sold), words.Commas(r.Stock)),
@@ -430,7 +449,15 @@ func newVerdictRow(r *reports.Run, id string) verdictRow {
 
 // newImplView builds one implementation's charts.
 func newImplView(src *Source, r *reports.Run, h *history.History, missing, id, outDir string, ax axes) implView {
-	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Pass: r.Verdict == reports.Pass, Repetitions: r.Repetitions}
+	v := implView{ID: id, Impl: r.Impl, Backend: r.Backend, Class: verdictClass(r.Verdict), Repetitions: r.Repetitions}
+	if v.Saturation = newSaturationView(r); v.Saturation != nil {
+		v.Saturation.ID = id + "-saturation"
+	}
+	v.Health, v.HealthNote = healthRows(r.Health)
+	if n := len(starved(r)); n > 0 {
+		v.StarvedNote = fmt.Sprintf("Hatched grey: %s in which lockbench itself stood still for %v or more at once (harness starved); what the run did there is the harness's slowness, not the lock's.",
+			words.Count(int64(n), "span"), history.StarvedAt)
+	}
 	if r.ClockError > 0 {
 		v.BlindSpot = reports.BlindSpot(r.ClockError) + " (every call was judged that much earlier, every return that much later)."
 	}
@@ -461,7 +488,7 @@ func newImplView(src *Source, r *reports.Run, h *history.History, missing, id, o
 	default:
 		for _, i := range distinctOverlaps(r.Lock.Pairs, maxTimelines) {
 			p := r.Lock.Pairs[i]
-			chart, left := timelineChart(fmt.Sprintf("%s: who held the lock around overlap %d", r.Impl, i+1), p, h, r.Faults)
+			chart, left := timelineChart(fmt.Sprintf("%s: who held the lock around overlap %d", r.Impl, i+1), p, h, r.Faults, starved(r))
 			s := overlapSpan(p)
 			tv := timelineView{
 				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s. Zoomed to %s–%s.",
@@ -501,38 +528,143 @@ func link(dir, rel, outDir string) string {
 	return filepath.ToSlash(target)
 }
 
-// verdictWord is a verdict as the page shows it.
-func verdictWord(pass bool) string {
-	if pass {
+// The CSS classes of the three verdicts (verdictClass): green, red and
+// amber on the page.
+const (
+	classPass         = "pass"
+	classFail         = "fail"
+	classInconclusive = "inconclusive"
+)
+
+// verdictClass is the CSS class of a run's verdict: pass, inconclusive,
+// or fail for any other (a verdict this build does not know is no pass).
+func verdictClass(verdict string) string {
+	switch verdict {
+	case reports.Pass:
+		return classPass
+	case reports.Inconclusive:
+		return classInconclusive
+	}
+	return classFail
+}
+
+// verdictWord is a verdict's class as the page shows it: a failure in
+// capitals, to catch the eye.
+func verdictWord(class string) string {
+	switch class {
+	case classPass:
 		return "pass"
+	case classInconclusive:
+		return "inconclusive"
 	}
 	return "FAIL"
 }
 
+// saturationView is the box of a run whose harness was saturated: how,
+// and, when its verdict is inconclusive, the liveness findings set aside.
+type saturationView struct {
+	ID           string // the box's HTML id, which the findings link to
+	Inconclusive bool
+	Sentences    []string
+	Unjudged     []string
+	Advice       string
+}
+
+// newSaturationView builds r's saturation box; nil when its harness was
+// not saturated.
+func newSaturationView(r *reports.Run) *saturationView {
+	if len(r.Saturation) == 0 {
+		return nil
+	}
+	return &saturationView{
+		Inconclusive: r.Verdict == reports.Inconclusive,
+		Sentences:    r.Saturation, Unjudged: r.Unjudged, Advice: checker.Advice,
+	}
+}
+
+// healthRow is one figure of a run's health table: what, how much, the
+// bound beyond which the harness counts as saturated ("" where it depends
+// on more than the figure), and whether it is beyond.
+type healthRow struct {
+	Name, Value, Bound string
+	Over               bool
+}
+
+// healthRows are the health figures of h, and a note on whose they are;
+// none when h is nil.
+func healthRows(h *history.Health) ([]healthRow, string) {
+	if h == nil {
+		return nil, ""
+	}
+	dur := func(ns int64) string { return reports.FormatMicros((ns + 500) / 1000) }
+	wait := healthRow{Name: "CPU wait", Value: "not measured", Bound: fmt.Sprintf("%.0f%%", checker.CPUWaitBound*100)}
+	if h.CPUWait >= 0 {
+		wait.Value = fmt.Sprintf("%.0f%%", h.CPUWait*100)
+		wait.Over = h.CPUWait >= checker.CPUWaitBound
+	}
+	rows := []healthRow{
+		wait,
+		{Name: "longest stall", Value: dur(h.StallMax), Bound: "⅓ of the lease"},
+		{Name: "scheduler latency p99", Value: dur(h.SchedP99)},
+		{Name: "GC pause, longest", Value: dur(h.GCPauseMax)},
+		{Name: "arrival lag p99", Value: dur(h.LagP99), Bound: reports.FormatMicros(checker.LagBound.Microseconds()), Over: h.LagP99 >= int64(checker.LagBound)},
+	}
+	if h.ServerPingMax > 0 {
+		rows = append(rows, healthRow{Name: "embedded server ping, longest", Value: dur(h.ServerPingMax),
+			Bound: reports.FormatMicros(checker.PingBound.Microseconds()), Over: h.ServerPingMax >= int64(checker.PingBound)})
+	}
+	if n := len(h.Starved); n > 0 {
+		var longest, total int64
+		for _, s := range h.Starved {
+			longest, total = max(longest, s.To-s.From), total+s.To-s.From
+		}
+		rows = append(rows, healthRow{Name: "starved", Value: fmt.Sprintf("%s in %s, the longest %s", dur(total), words.Count(int64(n), "span"), dur(longest)), Over: true})
+	}
+	note := ""
+	if n := len(h.Nodes); n > 0 {
+		note = fmt.Sprintf("The worst of lockbench's process and its %s.", words.Count(int64(n), "node process"))
+	}
+	return rows, note
+}
+
 // headline says in one line what a result found: the verdict, how many
-// implementations (or matrix cells) failed and which, the workload and
-// the faults.
-func headline(r *reports.Result) (string, bool) {
+// implementations (or matrix cells) failed and which, which were
+// inconclusive, the workload and the faults. It returns the verdict's
+// class too: fail when any implementation failed, inconclusive when none
+// did but one was inconclusive, otherwise pass.
+func headline(r *reports.Result) (string, string) {
 	var parts []string
-	pass := true
+	class := classPass
 	if len(r.Matrix) > 0 {
-		d := reports.Differing(r.Matrix)
-		pass = d == 0
+		if reports.Differing(r.Matrix) > 0 {
+			class = classFail
+		}
 		parts = append(parts, reports.MatrixSummary(r.Matrix))
 	} else {
-		var failed []string
+		var failed, inconclusive []string
 		for _, run := range r.Runs {
-			if run.Verdict != reports.Pass {
+			switch verdictClass(run.Verdict) {
+			case classFail:
 				failed = append(failed, run.Impl)
+			case classInconclusive:
+				inconclusive = append(inconclusive, run.Impl)
 			}
 		}
-		pass = len(failed) == 0
 		n := int64(len(r.Runs))
 		switch {
-		case pass:
+		case len(failed) > 0:
+			class = classFail
+			parts = append(parts, fmt.Sprintf("%d of %s failed: %s", len(failed), words.Count(n, "implementation"), strings.Join(failed, ", ")))
+		case len(inconclusive) == 0:
 			parts = append(parts, fmt.Sprintf("%s passed", words.Plural(n, "the implementation", fmt.Sprintf("all %d implementations", n))))
 		default:
-			parts = append(parts, fmt.Sprintf("%d of %s failed: %s", len(failed), words.Count(n, "implementation"), strings.Join(failed, ", ")))
+			class = classInconclusive
+		}
+		switch {
+		case len(inconclusive) > 0 && n == 1:
+			parts = append(parts, inconclusive[0]+" was inconclusive, the harness saturated")
+		case len(inconclusive) > 0:
+			parts = append(parts, fmt.Sprintf("%d of %s inconclusive, the harness saturated: %s", len(inconclusive), words.Count(n, "implementation"), strings.Join(inconclusive, ", ")))
 		}
 	}
 	c := r.Config
@@ -546,7 +678,7 @@ func headline(r *reports.Result) (string, bool) {
 	if len(r.Matrix) == 0 {
 		parts = append(parts, faults)
 	}
-	return verdictWord(pass) + ": " + strings.Join(parts, " · "), pass
+	return verdictWord(class) + ": " + strings.Join(parts, " · "), class
 }
 
 // recoverySentences says how long each fault's effect on the p99 lasted:

@@ -234,6 +234,9 @@ func timeAxis(b *svg, s span, x func(int64) float64, bottom, hi float64) {
 type legendItem struct {
 	name, fill, class string
 	bar               bool
+	// hatch draws diagonal strokes over the swatch, as over the bands
+	// it names (the harness starved).
+	hatch bool
 }
 
 // legend is a chart's key, over the plot rather than on it: its entries
@@ -275,10 +278,16 @@ func (l legend) draw(b *svg, top float64) {
 		if it.class != "" {
 			attr = `class="key ` + it.class + `"`
 		}
-		b.f(`<rect %s x="%s" y="%s" width="12" height="%s"/><text class="legend" x="%s" y="%s">%s</text>`,
-			attr, num(l.xs[i]), num(y+8-h/2), num(h), num(l.xs[i]+16), num(y+11.5), esc(it.name))
+		b.f(`<rect %s x="%s" y="%s" width="12" height="%s"/>`, attr, num(l.xs[i]), num(y+8-h/2), num(h))
+		if it.hatch {
+			b.f(`<path class="hatch" d="%s"/>`, hatch(l.xs[i], l.xs[i]+12, y+8-h/2, y+8+h/2))
+		}
+		b.f(`<text class="legend" x="%s" y="%s">%s</text>`, num(l.xs[i]+16), num(y+11.5), esc(it.name))
 	}
 }
+
+// starvedKey is the legend's entry for the bands of the harness starved.
+var starvedKey = legendItem{name: "harness starved", class: "starved", bar: true, hatch: true}
 
 // band places the labels of marks on a time axis (faults, the first
 // illegal segment, an overlap) in rows over the plot, each at its mark's
@@ -532,6 +541,99 @@ func shadeFaults(b *svg, faults []history.Fault, s span, x func(int64) float64, 
 	}
 }
 
+// starved returns the spans of r's run in which the harness stood still
+// (history.Health.Starved); nil when its health was not measured.
+func starved(r *reports.Run) []history.Span {
+	if r.Health == nil {
+		return nil
+	}
+	return r.Health.Starved
+}
+
+// minStarvedW is the least width, in user units, a band of the harness
+// starved is drawn: a stall of 50 ms in a run of a minute is a tenth of
+// a unit wide, and would not show.
+const minStarvedW = 3.0
+
+// starvedBand is one band drawn over a plot where the harness was
+// starved: one span, or several whose bands would touch.
+type starvedBand struct {
+	x0, x1   float64
+	from, to int64 // the first span's start and the last's end, ns
+	n        int
+	longest  int64
+}
+
+// starvedBands lays the spans of ss that show in s out as bands on x: each
+// at least minStarvedW wide (widened about its middle, kept within the
+// axis), and those that would touch or overlap merged into one.
+func starvedBands(ss []history.Span, s span, x func(int64) float64) []starvedBand {
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b history.Span) int { return cmp.Compare(a.From, b.From) })
+	lo, hi := x(s.from), x(s.to)
+	var out []starvedBand
+	for _, sp := range ss {
+		from, to := max(sp.From, s.from), min(sp.To, s.to)
+		if to < from {
+			continue
+		}
+		x0, x1 := x(from), x(to)
+		if w := min(minStarvedW, hi-lo); x1-x0 < w {
+			mid := (x0 + x1) / 2
+			x0 = min(max(mid-w/2, lo), hi-w)
+			x1 = x0 + w
+		}
+		if n := len(out); n > 0 && x0 <= out[n-1].x1+1 {
+			last := &out[n-1]
+			last.x1, last.to = max(last.x1, x1), max(last.to, sp.To)
+			last.n++
+			last.longest = max(last.longest, sp.To-sp.From)
+			continue
+		}
+		out = append(out, starvedBand{x0: x0, x1: x1, from: sp.From, to: sp.To, n: 1, longest: sp.To - sp.From})
+	}
+	return out
+}
+
+// shadeStarved draws the bands of the harness starved (starvedBands)
+// from top to bottom, hatched grey so that they read apart from the
+// faults' red, each described on hover.
+func shadeStarved(b *svg, bands []starvedBand, top, bottom float64) {
+	for _, bd := range bands {
+		desc := fmt.Sprintf("harness starved %s–%s (%s): lockbench stood still, so the lock's figures here are the harness's",
+			formatAt(bd.from), formatAt(bd.to), reports.FormatMicros((bd.longest+500)/1000))
+		if bd.n > 1 {
+			desc = fmt.Sprintf("harness starved in %d spans %s–%s, the longest %s: lockbench stood still, so the lock's figures here are the harness's",
+				bd.n, formatAt(bd.from), formatAt(bd.to), reports.FormatMicros((bd.longest+500)/1000))
+		}
+		b.f(`<g class="starved"><title>%s</title><rect class="starved" x="%s" y="%s" width="%s" height="%s"/><path class="hatch" d="%s"/></g>`,
+			esc(desc), num(bd.x0), num(top), num(bd.x1-bd.x0), num(bottom-top), hatch(bd.x0, bd.x1, top, bottom))
+	}
+}
+
+// hatchStep is the distance, in user units, between the strokes of a
+// hatched band.
+const hatchStep = 5.0
+
+// hatch returns the path of diagonal strokes, hatchStep apart, across the
+// rectangle x0…x1 by top…bottom, each cut at its edges.
+func hatch(x0, x1, top, bottom float64) string {
+	h := bottom - top
+	var d strings.Builder
+	// A stroke rises from (c, bottom) to (c+h, top); the part of it
+	// within x0…x1 is drawn.
+	// The strokes start on multiples of hatchStep, so that two bands of
+	// one chart are hatched alike.
+	for c := math.Floor((x0-h)/hatchStep) * hatchStep; c < x1; c += hatchStep {
+		s0, s1 := max(0, x0-c), min(h, x1-c)
+		if s1-s0 < 0.5 {
+			continue
+		}
+		fmt.Fprintf(&d, "M%s %sL%s %s", num(c+s0), num(bottom-s0), num(c+s1), num(bottom-s1))
+	}
+	return d.String()
+}
+
 // labelFaults names each fault that shows in s in the band bd, at the
 // left edge of its window.
 func labelFaults(bd *band, faults []history.Fault, s span, x func(int64) float64) {
@@ -588,7 +690,12 @@ func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 	left, right := leftMargin(yt, true), float64(chartW-marginR)
 	s := span{0, a.end}
 	x := timeScale(s, left, right)
-	lg := newLegend([]legendItem{{name: "p50", class: "p50"}, {name: "p99", class: "p99"}}, left, chartW-4)
+	keys := []legendItem{{name: "p50", class: "p50"}, {name: "p99", class: "p99"}}
+	bands := starvedBands(starved(r), s, x)
+	if len(bands) > 0 {
+		keys = append(keys, starvedKey)
+	}
+	lg := newLegend(keys, left, chartW-4)
 	faults := band{lo: left, hi: chartW - 4, max: maxRows}
 	labelFaults(&faults, r.Faults, s, x)
 	top := float64(padT + (lg.rows+faults.rows())*lineH + gapT)
@@ -602,6 +709,7 @@ func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 	yTitle(&b, "latency", top+plotH/2)
 	timeAxis(&b, s, x, bottom, chartW-2)
 	shadeFaults(&b, r.Faults, s, x, top, bottom)
+	shadeStarved(&b, bands, top, bottom)
 	width := r.Sales.BucketMS * 1e6
 	for _, line := range []struct {
 		name, class string
@@ -653,10 +761,18 @@ func salesChart(title string, r *reports.Run, a axes) template.HTML {
 	}
 	faults := band{lo: left, hi: chartW - 4, max: maxRows}
 	labelFaults(&faults, r.Faults, s, x)
-	top := float64(padT + (illegal.rows()+faults.rows())*lineH + gapT)
+	// The key is for the harness starved alone: without it, the chart is
+	// keyed by its caption.
+	var lg legend
+	bands := starvedBands(starved(r), s, x)
+	if len(bands) > 0 {
+		lg = newLegend([]legendItem{starvedKey}, left, chartW-4)
+	}
+	top := float64(padT + (lg.rows+illegal.rows()+faults.rows())*lineH + gapT)
 	bottom := top + plotH
 	var b svg
 	b.open("sales", title, chartW, bottom+tickB)
+	lg.draw(&b, padT)
 	illegal.draw(&b, top-gapT-float64(faults.rows()*lineH))
 	faults.draw(&b, top-gapT)
 	y := func(v float64) float64 { return bottom - v/ymax*plotH }
@@ -664,6 +780,7 @@ func salesChart(title string, r *reports.Run, a axes) template.HTML {
 	yTitle(&b, "sales/s", top+plotH/2)
 	timeAxis(&b, s, x, bottom, chartW-2)
 	shadeFaults(&b, r.Faults, s, x, top, bottom)
+	shadeStarved(&b, bands, top, bottom)
 	if w := r.FirstIllegal; w != nil {
 		x0, x1 := x(w.From), x(w.To)
 		b.f(`<rect class="illegal" x="%s" y="%s" width="%s" height="%s"><title>first illegal segment %s–%s</title></rect>`,
@@ -784,9 +901,10 @@ func distinctOverlaps(pairs []checker.Overlap, n int) []int {
 
 // timelineChart draws who held the lock when around one violation: a lane
 // per critical section, coloured by node, the overlap shaded red, faults
-// shaded as on the sales chart, and each holder's stock read and write
-// ticked. h may be nil: then only the pair is drawn.
-func timelineChart(title string, p checker.Overlap, h *history.History, faults []history.Fault) (template.HTML, int) {
+// shaded as on the sales chart, the spans in which the harness was starved
+// hatched, and each holder's stock read and write ticked. h may be nil:
+// then only the pair is drawn.
+func timelineChart(title string, p checker.Overlap, h *history.History, faults []history.Fault, starvedSpans []history.Span) (template.HTML, int) {
 	s := overlapSpan(p)
 	hs, left := pairHolders(p), 0
 	if h != nil {
@@ -808,14 +926,21 @@ func timelineChart(title string, p checker.Overlap, h *history.History, faults [
 	overlap.add(ov0+3, "overlap "+reports.FormatMicros((p.Duration+500)/1000), "overlaplabel")
 	fb := band{lo: lw, hi: timelineW - 4, max: maxRows}
 	labelFaults(&fb, faults, s, x)
-	top := float64(padT + (fb.rows()+overlap.rows())*lineH + gapT)
+	var lg legend
+	bands := starvedBands(starvedSpans, s, x)
+	if len(bands) > 0 {
+		lg = newLegend([]legendItem{starvedKey}, lw, timelineW-4)
+	}
+	top := float64(padT + (lg.rows+fb.rows()+overlap.rows())*lineH + gapT)
 	bottom := top + float64(len(hs))*rowH
 	var b svg
 	b.open("timeline", title, timelineW, bottom+tickB)
+	lg.draw(&b, padT)
 	fb.draw(&b, top-gapT-float64(overlap.rows()*lineH))
 	overlap.draw(&b, top-gapT)
 	timeAxis(&b, s, x, bottom, timelineW-2)
 	shadeFaults(&b, faults, s, x, top-gapT, bottom)
+	shadeStarved(&b, bands, top-gapT, bottom)
 	b.f(`<rect class="overlap" x="%s" y="%s" width="%s" height="%s"><title>overlap: both held the lock for %s</title></rect>`,
 		num(ov0), num(top-gapT), num(max(ov1-ov0, 2)), num(bottom-top+gapT), reports.FormatMicros((p.Duration+500)/1000))
 	for i, hd := range hs {
@@ -891,10 +1016,7 @@ func overviewChart(runs []reports.Run) template.HTML {
 	xTicks(&b, xt, func(k float64) float64 { return left + (k-ylo)/(yhi-ylo)*(right-left) }, bottom, 2, overviewW-2)
 	for i, r := range runs {
 		yy := top + float64(i*barH)
-		cls := "pass"
-		if r.Verdict != reports.Pass {
-			cls = "fail"
-		}
+		cls := verdictClass(r.Verdict)
 		// A lane is a row of its verdict: "failing only" hides it.
 		b.f(`<g class="row %s">`, cls)
 		b.f(`<text class="lane %s" x="%s" y="%s" text-anchor="end">%s</text>`, cls, num(left-6), num(yy+14), esc(r.Impl))
