@@ -68,6 +68,37 @@ func saturation(h *history.History) []string {
 	return out
 }
 
+// StuckShare: a run cut by --timeout whose last stretch without any
+// progress (no lock taken, no read, write or release answered) is this
+// many times the longest stall the harness measured, and a second or
+// more, was stuck, not slow: a starved harness still moves, in steps no
+// longer than its stalls. Its liveness failure stands, saturated or not.
+const StuckShare = 4
+
+// stuck says, when the run was cut by --timeout after a stretch without
+// progress far longer than any stall the harness measured, how long that
+// stretch was; "" otherwise.
+func stuck(h *history.History) string {
+	hl := h.Header.Health
+	if hl == nil || h.Header.CutBy != history.CutTimeout {
+		return ""
+	}
+	var last int64
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		last = max(last, op.Acquired, op.ReadReturn, op.WriteReturn, op.Released)
+		if op.Outcome != history.Pending && op.Outcome != history.GaveUp && op.Outcome != history.Failed {
+			last = max(last, op.End)
+		}
+	}
+	gap := time.Duration(h.Header.Duration - last)
+	stall := time.Duration(max(hl.StallMax, hl.SchedMax))
+	if gap < time.Second || gap < StuckShare*stall {
+		return ""
+	}
+	return fmt.Sprintf("nothing progressed in the last %v of the run, over %d times the longest stall the harness measured (%v): the lock was stuck, not the harness slow", round(gap), StuckShare, round(stall))
+}
+
 // Advice says what to change when the harness was saturated.
 const Advice = "fewer buyers or workers (--clients, --workers), a real redis-server (--redis) instead of the embedded one, nodes in processes of their own (--node-mode=process), a longer lease (--ttl), or a quieter machine"
 

@@ -67,6 +67,40 @@ func TestSaturation(t *testing.T) {
 	}
 }
 
+// TestStuckIsNotStarved: a run cut by --timeout after a stretch without
+// progress far longer than any stall the harness measured failed its
+// liveness whatever the machine: the lock was stuck, not the harness slow.
+func TestStuckIsNotStarved(t *testing.T) {
+	tests := []struct {
+		name     string
+		duration time.Duration // the cut, long after the last step (at 30 ms)
+		stall    time.Duration
+		stuck    bool
+	}{
+		{"5s idle, stalls of 100ms", 5 * time.Second, 100 * time.Millisecond, true},
+		{"5s idle, stalls of 2s", 5 * time.Second, 2 * time.Second, false},
+		{"0.5s idle: under a second", 500 * time.Millisecond, time.Millisecond, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := load(t, "bad-timeout.jsonl")
+			h.Header.Duration = int64(tt.duration)
+			h.Header.Health = &history.Health{CPUWait: 0.8, CPUs: 2, StallMax: int64(tt.stall)}
+			r := Check(h, Options{})
+			if len(r.Saturation) == 0 {
+				t.Fatal("not saturated")
+			}
+			if r.Inconclusive == tt.stuck || (r.Liveness.Status == Violated) != tt.stuck {
+				t.Errorf("inconclusive %v, liveness %s, reasons %q, notes %q; want stuck %v", r.Inconclusive, r.Liveness.Status, r.Reasons, r.Notes, tt.stuck)
+			}
+			noted := slices.ContainsFunc(r.Notes, func(s string) bool { return strings.Contains(s, "the lock was stuck") })
+			if noted != tt.stuck {
+				t.Errorf("notes %q: stuck note %v, want %v", r.Notes, noted, tt.stuck)
+			}
+		})
+	}
+}
+
 // TestSaturationItems judges a sale of several items cut by --timeout
 // while its harness was starved: the liveness finding is set aside, and
 // the verdict is inconclusive, as for one item.

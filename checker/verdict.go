@@ -148,7 +148,14 @@ func (r *Report) judge(h *history.History, opts Options) {
 	case l.CutShort:
 		r.fail("run cut short by --timeout or interrupt")
 	}
-	if len(r.Saturation) > 0 && l.Status == Violated && l.Refused == 0 && len(r.Reasons) > mark {
+	stuckFor := ""
+	if len(r.Saturation) > 0 && l.Status == Violated {
+		stuckFor = stuck(h)
+		if stuckFor != "" {
+			r.Notes = append(r.Notes, "liveness judged although the harness was saturated: "+stuckFor)
+		}
+	}
+	if len(r.Saturation) > 0 && l.Status == Violated && l.Refused == 0 && len(r.Reasons) > mark && stuckFor == "" {
 		// The buyers may have waited for a CPU, not for the lock: what
 		// liveness found is set aside, neither a pass nor a failure.
 		l.Status = Inconclusive
