@@ -1,5 +1,5 @@
 // Package faults makes the failures of lockbench's catalog
-// (docs/catalog.md, and the README's fault table) happen on demand: a GC
+// (docs/catalog.md, and the fault table of docs/faults.md) happen on demand: a GC
 // pause of the node holding the lock, a business step longer than the
 // lease, a stall between an owner check and its DEL, a lock key
 // that vanishes, a holder that dies, a clock that runs ahead, a server
