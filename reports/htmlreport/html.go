@@ -249,8 +249,8 @@ type gridRowView struct {
 // gridCellView is one cell of the grid: its mark, whether it is as
 // expected, and what it expected and measured (empty Mark: no such cell).
 type gridCellView struct {
-	Mark, Title string
-	Match       bool
+	Mark, Title         string
+	Match, Inconclusive bool
 }
 
 // matrixRow is one cell of the truth table.
@@ -258,17 +258,17 @@ type matrixRow struct {
 	Cell, Expected, Measured, Verdict, Why string
 	// Sweep says what each value of a sweep showed; empty without one.
 	Sweep       string
-	Nodes       int
-	Match, Pass bool
-	Reasons     []string
+	Nodes                     int
+	Match, Pass, Inconclusive bool
+	Reasons                   []string
 }
 
 // newMatrixView builds the truth table of cells; nil without cells.
-func newMatrixView(cells []reports.MatrixCell) *matrixView {
+func newMatrixView(cells []reports.MatrixCell, incomplete string) *matrixView {
 	if len(cells) == 0 {
 		return nil
 	}
-	v := &matrixView{Summary: reports.MatrixSummary(cells) + "."}
+	v := &matrixView{Summary: reports.IncompleteSummary(cells, incomplete) + "."}
 	if g := reports.NewGrid(cells); len(g.Rows) > 1 && len(g.Faults) > 1 {
 		v.Faults = g.Faults
 		for _, r := range g.Rows {
@@ -279,7 +279,7 @@ func newMatrixView(cells []reports.MatrixCell) *matrixView {
 					continue
 				}
 				row.Cells = append(row.Cells, gridCellView{
-					Mark: c.Mark(), Match: c.Match,
+					Mark: c.Mark(), Match: c.Match, Inconclusive: !c.Match && c.Inconclusive,
 					Title: fmt.Sprintf("%s: expected %s, measured %s", c.Cell, c.Expected, c.Measured),
 				})
 			}
@@ -290,6 +290,7 @@ func newMatrixView(cells []reports.MatrixCell) *matrixView {
 		v.Rows = append(v.Rows, matrixRow{
 			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
 			Nodes: c.Nodes, Match: c.Match, Pass: c.Run.Verdict == reports.Pass, Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
+			Inconclusive: !c.Match && c.Inconclusive,
 		})
 	}
 	return v
@@ -380,7 +381,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}
 	s.Headline, s.Pass = headline(r)
-	s.Matrix = newMatrixView(r.Matrix)
+	s.Matrix = newMatrixView(r.Matrix, r.Incomplete)
 	s.Overview = overviewChart(r.Runs)
 	ax := sharedAxes(r.Runs)
 	for i := range r.Runs {
@@ -517,8 +518,8 @@ func headline(r *reports.Result) (string, bool) {
 	pass := true
 	if len(r.Matrix) > 0 {
 		d := reports.Differing(r.Matrix)
-		pass = d == 0
-		parts = append(parts, reports.MatrixSummary(r.Matrix))
+		pass = d == 0 && r.Incomplete == ""
+		parts = append(parts, reports.IncompleteSummary(r.Matrix, r.Incomplete))
 	} else {
 		var failed []string
 		for _, run := range r.Runs {
