@@ -257,7 +257,7 @@ type gridCellView struct {
 type matrixRow struct {
 	Cell, Expected, Measured, Verdict, Why string
 	// Sweep says what each value of a sweep showed; empty without one.
-	Sweep       string
+	Sweep                     string
 	Nodes                     int
 	Match, Pass, Inconclusive bool
 	Reasons                   []string
