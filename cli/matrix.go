@@ -408,6 +408,8 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	if im, ok := harness.Lookup(c.Impl); ok {
 		needs = im.Needs()
 	}
-	// The matrix's own flags, and the servers set above, are not the run's.
-	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
+	// The matrix's own flags, and the servers set above, are not the run's;
+	// nor is its --faults, which chose cells: the cell's fault is in set
+	// (a cell without one has none, and a run refuses --faults=none).
+	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk", "faults"}, o.dsnArg(needs))
 }

@@ -173,6 +173,24 @@ func (c Cell) Flags(w harness.Workload, entry string) [][2]string {
 	return set
 }
 
+// Plan is the plan the matrix runs for the cell from base (the matrix's
+// workload, seed and nodes) with the fault entry (the cell's own, or a
+// sweep's value): base with the cell's implementation, fault and
+// workload. Flags are the run flags that give the same plan.
+func (c Cell) Plan(base harness.Plan, entry string) (harness.Plan, error) {
+	im, ok := harness.Lookup(c.Impl)
+	if !ok {
+		return harness.Plan{}, fmt.Errorf("%w %q", ErrUnknownImpl, c.Impl)
+	}
+	specs, err := faults.Parse(entry)
+	if err != nil {
+		return harness.Plan{}, err
+	}
+	plan := base
+	plan.Impl, plan.Faults, plan.Workload = im, specs, c.Workload(base.Workload)
+	return plan, nil
+}
+
 // Options are how Run runs the cells.
 type Options struct {
 	// Base is the plan every cell starts from: the matrix's workload, the
@@ -388,16 +406,11 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 // Out named after the cell (and label, when a sweep gives one), and
 // returns the run and the node count it ran with.
 func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
-	im, ok := harness.Lookup(cell.Impl)
-	if !ok {
-		return nil, 0, fmt.Errorf("%w %q", ErrUnknownImpl, cell.Impl)
-	}
-	specs, err := faults.Parse(entry)
+	plan, err := cell.Plan(o.Base, entry)
 	if err != nil {
 		return nil, 0, err
 	}
-	plan := o.Base
-	plan.Impl, plan.Faults, plan.Workload = im, specs, cell.Workload(o.Base.Workload)
+	im := plan.Impl
 	run, h, err := harness.Run(ctx, servers, plan)
 	if err != nil && h == nil {
 		return nil, 0, err
