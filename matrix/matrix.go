@@ -261,7 +261,8 @@ func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options
 // run that misses the cell's expectation while the harness was saturated
 // is run again, up to SaturatedRetries more times with the same seed; a
 // cell that still misses, saturated, is inconclusive
-// (reports.InconclusiveMeasured), never differing. An interrupted rerun
+// (reports.InconclusiveMeasured, or NotFired when its fault never struck),
+// never differing. An interrupted rerun
 // keeps the try before it. A sweep's values are not rerun: a sweep that
 // misses with any value's run saturated is inconclusive.
 func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Options) (reports.MatrixCell, error) {
@@ -296,7 +297,10 @@ func retry(ctx context.Context, cell Cell, run func() (*reports.Run, int, error)
 		}
 	}
 	if !mc.Match && Saturated(&mc.Run) {
-		mc.Inconclusive, mc.Measured = true, reports.InconclusiveMeasured
+		mc.Inconclusive = true
+		if mc.Measured != NotFired { // a fault that never struck says so still
+			mc.Measured = reports.InconclusiveMeasured
+		}
 	}
 	return mc, nil
 }

@@ -13,19 +13,21 @@ import (
 // one that still misses saturated is inconclusive, never differing; a
 // miss on a healthy harness differs at once.
 func TestRetrySaturated(t *testing.T) {
-	safe := &reports.Run{Verdict: reports.Pass}
+	safe := &reports.Run{Verdict: reports.Pass, Faults: reports.FaultWindows{{Name: "pause-holder"}}}
 	safe.Lock.Status, safe.Data.Status, safe.Liveness.Status = checker.OK, checker.OK, checker.OK
 	overlap := func(saturated bool) *reports.Run {
-		r := &reports.Run{Verdict: reports.Fail}
+		r := &reports.Run{Verdict: reports.Fail, Faults: reports.FaultWindows{{Name: "pause-holder"}}}
 		r.Lock.Status, r.Data.Status, r.Liveness.Status = checker.Violated, checker.OK, checker.OK
 		if saturated {
 			r.Saturation = []string{"lockbench stood still for 300ms at once"}
 		}
 		return r
 	}
-	stuck := &reports.Run{Verdict: reports.Inconclusive, Unjudged: []string{"units left unsold"}}
+	stuck := &reports.Run{Verdict: reports.Inconclusive, Unjudged: []string{"units left unsold"}, Faults: reports.FaultWindows{{Name: "pause-holder"}}}
 	stuck.Lock.Status, stuck.Data.Status, stuck.Liveness.Status = checker.OK, checker.OK, checker.Inconclusive
-	cell := Cell{Impl: "lua", Want: Safe}
+	notFired := &reports.Run{Verdict: reports.Pass, Saturation: []string{"lockbench stood still for 300ms at once"}}
+	notFired.Lock.Status, notFired.Data.Status, notFired.Liveness.Status = checker.OK, checker.OK, checker.OK
+	cell := Cell{Impl: "lua", Fault: "pause-holder", Want: Safe}
 	tests := []struct {
 		name             string
 		runs             []*reports.Run
@@ -40,6 +42,7 @@ func TestRetrySaturated(t *testing.T) {
 		{"saturated in every try: inconclusive", []*reports.Run{overlap(true), overlap(true), overlap(true), safe}, 3, false, true, reports.InconclusiveMeasured, 3},
 		{"an inconclusive verdict counts as saturated", []*reports.Run{stuck, stuck, stuck}, 3, false, true, reports.InconclusiveMeasured, 3},
 		{"saturated, then a healthy miss: differs", []*reports.Run{overlap(true), overlap(false)}, 2, false, false, "overlap", 2},
+		{"a fault that never struck, saturated: inconclusive, and says so", []*reports.Run{notFired, notFired, notFired}, 3, false, true, NotFired, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
