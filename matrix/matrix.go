@@ -229,7 +229,8 @@ type Result struct {
 // Run runs the cells on servers and judges each against the truth table.
 // A cell whose fault the servers cannot take is skipped and named; any
 // other error (a key prefix in use, a server unreachable) ends the run,
-// with the cells run so far. When ctx ends, the cells run are kept.
+// with the cells run so far. When ctx ends, the cells run before are
+// kept; the cell it cut short is not (its history may be on disk).
 func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options) (Result, error) {
 	var res Result
 	for _, cell := range cells {
@@ -246,6 +247,9 @@ func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options
 				break // interrupted before this cell's sale: keep the cells run
 			}
 			return res, err
+		}
+		if ctx.Err() != nil {
+			break // interrupted during this cell: its sale was cut short, not judged
 		}
 		res.Cells = append(res.Cells, mc)
 		if o.Done != nil {
