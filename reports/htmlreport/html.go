@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -516,9 +517,15 @@ func verdictWord(pass bool) string {
 func headline(r *reports.Result) (string, bool) {
 	var parts []string
 	pass := true
+	word := ""
 	if len(r.Matrix) > 0 {
 		d := reports.Differing(r.Matrix)
-		pass = d == 0 && r.Incomplete == ""
+		pass = d == 0 && r.Incomplete == "" && reports.InconclusiveCells(r.Matrix) == 0
+		if d == 0 && !pass {
+			// Nothing differs, but not every cell was judged: the
+			// summary says which cells are missing or inconclusive.
+			word = "INCONCLUSIVE"
+		}
 		parts = append(parts, reports.IncompleteSummary(r.Matrix, r.Incomplete))
 	} else {
 		var failed []string
@@ -547,7 +554,7 @@ func headline(r *reports.Result) (string, bool) {
 	if len(r.Matrix) == 0 {
 		parts = append(parts, faults)
 	}
-	return verdictWord(pass) + ": " + strings.Join(parts, " · "), pass
+	return cmp.Or(word, verdictWord(pass)) + ": " + strings.Join(parts, " · "), pass
 }
 
 // recoverySentences says how long each fault's effect on the p99 lasted:
