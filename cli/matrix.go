@@ -86,7 +86,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			tidyDefaults(fs)
-			fmt.Fprintf(stdout, "Usage: lockbench matrix [flags]\n\nRuns the catalog's truth table: every implementation against every fault that applies to it, on a small workload, and prints the measured verdicts next to the expected ones. Exits 1 when a cell differs.\n\nFlags:\n%s%s", fs.FlagUsages(), matrixExamples)
+			fmt.Fprintf(stdout, "Usage: lockbench matrix [flags]\n\nRuns the catalog's truth table: every implementation against every fault that applies to it, on a small workload, and prints the measured verdicts next to the expected ones. A cell that misses its expectation while the harness is saturated runs again, twice at most, and is inconclusive if it still misses saturated. Exits 1 when a cell differs, 4 when none differs but one is inconclusive, 3 when a server is lost, 130 on Ctrl-C; with --out, each cell is written as it finishes, and a matrix that ends early still writes the cells done, marked incomplete.\n\nFlags:\n%s%s", fs.FlagUsages(), matrixExamples)
 			return nil
 		}
 		return usageErr("%v (see lockbench matrix --help)", err)
@@ -141,19 +141,54 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	progress := newProgress(stderr, o.clients, sales, o.timeout)
 	plan := o.plan(harness.Impl{}, progress)
 	plan.Faults = nil
-	res, err := matrix.Run(ctx, &o.servers.Servers, cells, matrix.Options{Base: plan, Sweep: o.sweep, Out: o.out})
+	opts := matrix.Options{Base: plan, Sweep: o.sweep, Out: o.out}
+	if o.out != "" {
+		// Each cell is kept as it is judged: its history is written by
+		// the cell's run, result.json (atomically) here, so that a matrix
+		// killed outright still leaves the cells done, marked incomplete.
+		opts.Done = func(done []reports.MatrixCell) error {
+			result.Matrix = done
+			result.Incomplete = fmt.Sprintf("in progress: %d of %s run", len(done), words.Count(len(cells), "cell"))
+			if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
+				return &exitError{code: exitInfra, err: fmt.Errorf("--out: %w", err)}
+			}
+			return nil
+		}
+	}
+	res, err := matrix.Run(ctx, &o.servers.Servers, cells, opts)
 	progress.clear()
 	for _, sk := range res.Skipped {
 		fmt.Fprintf(stderr, "lockbench matrix: %s\n", sk)
 	}
-	result.Matrix = res.Cells
-	if err != nil {
+	result.Matrix, result.Incomplete = res.Cells, ""
+	ran := len(res.Cells) + len(res.Skipped)
+	switch {
+	case err != nil && len(res.Cells) == 0:
 		return runErr(ctx, err)
+	case err != nil:
+		// The cells done are written, printed and judged all the same,
+		// marked incomplete; then the cause decides the exit code.
+		result.Incomplete = fmt.Sprintf("ended by an error after %d of %s: %s", ran, words.Count(len(cells), "cell"), plain(err))
+		if ferr := finishMatrix(ctx, result, &o, stdout, stderr); isInfra(ferr) {
+			return ferr
+		}
+		return runErr(ctx, err)
+	case ctx.Err() != nil && ran < len(cells):
+		result.Incomplete = fmt.Sprintf("interrupted after %d of %s", ran, words.Count(len(cells), "cell"))
+	case ctx.Err() != nil:
+		result.Incomplete = "interrupted during the last cell's sale"
 	}
 	if len(result.Matrix) == 0 && ctx.Err() == nil {
 		return usageErr("no cell of the matrix can run on %s (%s)", o.servers.Names(), strings.Join(res.Skipped, "; "))
 	}
 	return finishMatrix(ctx, result, &o, stdout, stderr)
+}
+
+// isInfra reports whether err is an exit error of the infrastructure
+// (exit 3): an output that could not be written.
+func isInfra(err error) bool {
+	var e *exitError
+	return errors.As(err, &e) && e.code == exitInfra
 }
 
 // matrixErr is the usage error of a choice of cells that selects none.
@@ -167,8 +202,11 @@ func matrixErr(err error) error {
 	return err
 }
 
-// finishMatrix prints and writes the matrix and turns it into the exit
-// code: 1 when a cell differs from its expectation.
+// finishMatrix prints and writes the matrix (result.json, the report,
+// JUnit), complete or not, and turns it into the exit code: 130 when
+// interrupted, 1 when a cell differs from its expectation, 4 when none
+// differs but one is inconclusive (it missed while the harness was
+// saturated), 0 otherwise.
 func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
@@ -185,22 +223,25 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 	} else {
 		writeMatrix(stdout, result, o)
 	}
-	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %s", words.Count(len(result.Matrix), "cell"))}
-	}
 	if o.gate.junit != "" {
 		if err := writeMatrixJUnit(o.gate.junit, result); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", err)}
 		}
 	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %s; the cells done are written", words.Count(len(result.Matrix), "cell"))}
+	}
 	if reports.Differing(result.Matrix) > 0 {
 		return &exitError{code: exitFail}
+	}
+	if n := reports.InconclusiveCells(result.Matrix); n > 0 {
+		return &exitError{code: exitInconclusive, err: fmt.Errorf("inconclusive: %s missed while the harness was saturated (see above); none differs", words.Count(n, "cell"))}
 	}
 	return nil
 }
 
 // writeMatrixJUnit writes one JUnit test case per cell, failed when the
-// cell differs from the truth table.
+// cell differs from the truth table, skipped when it is inconclusive.
 func writeMatrixJUnit(path string, result *reports.Result) error {
 	suite := reports.JUnitSuite{Name: "lockbench matrix"}
 	for _, c := range result.Matrix {
@@ -209,7 +250,11 @@ func writeMatrixJUnit(path string, result *reports.Result) error {
 			ClassName: "lockbench.matrix." + c.Impl,
 			Time:      time.Duration(c.Run.DurationMS * float64(time.Millisecond)),
 		}
-		if !c.Match {
+		switch {
+		case c.Match:
+		case c.Inconclusive:
+			jc.Skipped = fmt.Sprintf("expected %s, %s in %s: %s", c.Expected, c.Measured, words.Count(max(1, c.Tries), "try", "tries"), reports.SaturationLine(&c.Run))
+		default:
 			jc.Failure = fmt.Sprintf("expected %s, measured %s\n%s", c.Expected, c.Measured, strings.Join(c.Run.Reasons, "\n"))
 		}
 		suite.Cases = append(suite.Cases, jc)
@@ -239,13 +284,16 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\n%s\n", reports.MatrixSummary(result.Matrix))
+	fmt.Fprintf(w, "\n%s\n", reports.IncompleteSummary(result.Matrix, result.Incomplete))
 	for _, n := range o.notRun {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
 	for _, c := range result.Matrix {
 		if !c.Match {
 			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))
+			if c.Inconclusive {
+				fmt.Fprintf(w, "    %s (%s)\n", reports.SaturationLine(&c.Run), words.Count(max(1, c.Tries), "try", "tries"))
+			}
 			for _, r := range c.Run.Reasons {
 				fmt.Fprintf(w, "    %s\n", r)
 			}
@@ -273,6 +321,8 @@ func writeGrid(w io.Writer, g reports.Grid) {
 				row = append(row, "")
 			case c.Match:
 				row = append(row, c.Mark())
+			case c.Inconclusive:
+				row = append(row, c.Mark()+reports.InconclusiveMark)
 			default:
 				row = append(row, c.Mark()+"!")
 			}
@@ -283,12 +333,18 @@ func writeGrid(w io.Writer, g reports.Grid) {
 	for _, line := range strings.SplitAfter(b.String(), "\n") {
 		fmt.Fprint(w, strings.TrimRight(line, " \n"), strings.Repeat("\n", strings.Count(line, "\n")))
 	}
-	fmt.Fprintf(w, "  %s; !: differs from the truth table\n\n", reports.MarkLegend)
+	fmt.Fprintf(w, "  %s; !: differs from the truth table; %s\n\n", reports.MarkLegend, reports.InconclusiveLegend)
 }
 
+// matchMark says how a cell's measured verdict stands to its expected
+// one: ok, DIFFERS, or inconclusive when it missed while the harness was
+// saturated.
 func matchMark(c reports.MatrixCell) string {
-	if c.Match {
+	switch {
+	case c.Match:
 		return "ok"
+	case c.Inconclusive:
+		return "inconclusive"
 	}
 	return "DIFFERS"
 }
@@ -352,6 +408,8 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 	if im, ok := harness.Lookup(c.Impl); ok {
 		needs = im.Needs()
 	}
-	// The matrix's own flags, and the servers set above, are not the run's.
-	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk"}, o.dsnArg(needs))
+	// The matrix's own flags, and the servers set above, are not the run's;
+	// nor is its --faults, which chose cells: the cell's fault is in set
+	// (a cell without one has none, and a run refuses --faults=none).
+	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk", "faults"}, o.dsnArg(needs))
 }

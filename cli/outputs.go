@@ -17,10 +17,14 @@ import (
 
 // ownFile reports whether name is a file lockbench writes into --out:
 // result.json, report.html, IMPL[.repK].history.jsonl and its porcupine
-// view IMPL[.repK].porcupine.html.
+// view IMPL[.repK].porcupine.html, and the temporary file result.json is
+// written to before it is renamed (reports.WriteFile), left by a run
+// killed while writing.
 func ownFile(name string) bool {
 	switch {
 	case name == "result.json", name == "report.html":
+		return true
+	case strings.HasPrefix(name, ".result.json.") && strings.HasSuffix(name, ".tmp"):
 		return true
 	case strings.HasSuffix(name, ".history.jsonl"), strings.HasSuffix(name, ".porcupine.html"):
 		return true

@@ -173,6 +173,24 @@ func (c Cell) Flags(w harness.Workload, entry string) [][2]string {
 	return set
 }
 
+// Plan is the plan the matrix runs for the cell from base (the matrix's
+// workload, seed and nodes) with the fault entry (the cell's own, or a
+// sweep's value): base with the cell's implementation, fault and
+// workload. Flags are the run flags that give the same plan.
+func (c Cell) Plan(base harness.Plan, entry string) (harness.Plan, error) {
+	im, ok := harness.Lookup(c.Impl)
+	if !ok {
+		return harness.Plan{}, fmt.Errorf("%w %q", ErrUnknownImpl, c.Impl)
+	}
+	specs, err := faults.Parse(entry)
+	if err != nil {
+		return harness.Plan{}, err
+	}
+	plan := base
+	plan.Impl, plan.Faults, plan.Workload = im, specs, c.Workload(base.Workload)
+	return plan, nil
+}
+
 // Options are how Run runs the cells.
 type Options struct {
 	// Base is the plan every cell starts from: the matrix's workload, the
@@ -183,7 +201,21 @@ type Options struct {
 	// Out, when set, is the directory each cell's history is written
 	// under, in a directory named after the cell.
 	Out string
+	// Done, when set, is called after each cell is judged, with every
+	// cell judged so far, in order: the caller writes them as they come,
+	// so that a matrix that ends early keeps what it measured. An error
+	// from Done ends the run.
+	Done func(cells []reports.MatrixCell) error
 }
+
+// SaturatedRetries is how many more times RunCell runs a cell whose run
+// missed its expectation while the harness was saturated (its
+// Saturation not empty, or its verdict inconclusive). Each rerun has the
+// same seed, so that the cell's reproduce line stays true of every try:
+// what changed between tries is the machine's load, not the sale. A cell
+// that misses in every try, saturated in the last, is inconclusive, not
+// differing.
+const SaturatedRetries = 2
 
 // Result is what Run measured.
 type Result struct {
@@ -197,7 +229,8 @@ type Result struct {
 // Run runs the cells on servers and judges each against the truth table.
 // A cell whose fault the servers cannot take is skipped and named; any
 // other error (a key prefix in use, a server unreachable) ends the run,
-// with the cells run so far. When ctx ends, the cells run are kept.
+// with the cells run so far. When ctx ends, the cells run before are
+// kept; the cell it cut short is not (its history may be on disk).
 func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options) (Result, error) {
 	var res Result
 	for _, cell := range cells {
@@ -215,21 +248,70 @@ func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options
 			}
 			return res, err
 		}
+		if ctx.Err() != nil {
+			break // interrupted during this cell: its sale was cut short, not judged
+		}
 		res.Cells = append(res.Cells, mc)
+		if o.Done != nil {
+			if err := o.Done(res.Cells); err != nil {
+				return res, err
+			}
+		}
 	}
 	return res, nil
 }
 
-// RunCell runs one cell (under a sweep, once per value) and judges it.
+// RunCell runs one cell (under a sweep, once per value) and judges it. A
+// run that misses the cell's expectation while the harness was saturated
+// is run again, up to SaturatedRetries more times with the same seed; a
+// cell that still misses, saturated, is inconclusive
+// (reports.InconclusiveMeasured, or NotFired when its fault never struck),
+// never differing. An interrupted rerun
+// keeps the try before it. A sweep's values are not rerun: a sweep that
+// misses with any value's run saturated is inconclusive.
 func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Options) (reports.MatrixCell, error) {
-	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
 	if o.Sweep != nil {
+		mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
 		return sweepCell(ctx, servers, mc, cell, o)
 	}
-	run, nodes, err := runOnce(ctx, servers, cell, cell.Entry(), "", o)
-	if err != nil {
-		return reports.MatrixCell{}, err
+	return retry(ctx, cell, func() (*reports.Run, int, error) {
+		return runOnce(ctx, servers, cell, cell.Entry(), "", o)
+	})
+}
+
+// retry runs cell with run and judges it, running it again while a try
+// misses its expectation saturated, SaturatedRetries more times at most
+// (see RunCell).
+func retry(ctx context.Context, cell Cell, run func() (*reports.Run, int, error)) (reports.MatrixCell, error) {
+	var mc reports.MatrixCell
+	for try := 1; ; try++ {
+		r, nodes, err := run()
+		if err != nil {
+			if try > 1 && ctx.Err() != nil {
+				break // interrupted: keep the last try
+			}
+			return reports.MatrixCell{}, err
+		}
+		mc = judge(cell, r, nodes)
+		if try > 1 {
+			mc.Tries = try
+		}
+		if mc.Match || !Saturated(r) || try > SaturatedRetries || ctx.Err() != nil {
+			break
+		}
 	}
+	if !mc.Match && Saturated(&mc.Run) {
+		mc.Inconclusive = true
+		if mc.Measured != NotFired { // a fault that never struck says so still
+			mc.Measured = reports.InconclusiveMeasured
+		}
+	}
+	return mc, nil
+}
+
+// judge is the cell of one run of cell, judged against its expectation.
+func judge(cell Cell, run *reports.Run, nodes int) reports.MatrixCell {
+	mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
 	// A cell whose fault never struck tested nothing: it cannot count as
 	// the expected verdict, least of all a safe one.
 	struck := cellStruck(cell, run)
@@ -242,7 +324,14 @@ func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Option
 	if cell.Want.Label == reports.MeasuredOnly {
 		mc.Match = true // measured, never judged: a fault that never fired says so
 	}
-	return mc, nil
+	return mc
+}
+
+// Saturated reports whether the harness that ran r was saturated beyond
+// what its workload tolerates: a run whose figures, and whose timing
+// faults and leases, are the harness's as much as the lock's.
+func Saturated(r *reports.Run) bool {
+	return len(r.Saturation) > 0 || r.Verdict == reports.Inconclusive
 }
 
 // sweepCell runs cell once per value of the sweep, rising, and judges
@@ -251,6 +340,7 @@ func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.Matrix
 	sw := o.Sweep
 	mc.Sweep = &reports.CellSweep{Param: sw.Param}
 	var judged []SweepRun
+	saturated := false
 	var last, broke *reports.Run
 	var lastFault, brokeFault string
 	for _, v := range sw.Values(cell.Workload(o.Base.Workload).TTL) {
@@ -263,6 +353,7 @@ func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.Matrix
 			return reports.MatrixCell{}, err
 		}
 		mc.Nodes, last, lastFault = nodes, run, entry
+		saturated = saturated || Saturated(run)
 		p := reports.SweepPoint{Value: v.Label, DurationMS: float64(v.Duration) / float64(time.Millisecond), Measured: Measured(run), Faults: len(run.Faults), Checks: run.Checks()}
 		struck := cellStruck(cell, run)
 		judged = append(judged, SweepRun{Struck: struck, Meets: cell.Want.Meets(run)})
@@ -284,6 +375,9 @@ func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.Matrix
 		mc.Measured = NotFired
 	}
 	mc.Match = SweepMatch(cell.Want, judged)
+	if !mc.Match && saturated {
+		mc.Inconclusive, mc.Measured = true, reports.InconclusiveMeasured
+	}
 	return mc, nil
 }
 
@@ -320,16 +414,11 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 // Out named after the cell (and label, when a sweep gives one), and
 // returns the run and the node count it ran with.
 func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
-	im, ok := harness.Lookup(cell.Impl)
-	if !ok {
-		return nil, 0, fmt.Errorf("%w %q", ErrUnknownImpl, cell.Impl)
-	}
-	specs, err := faults.Parse(entry)
+	plan, err := cell.Plan(o.Base, entry)
 	if err != nil {
 		return nil, 0, err
 	}
-	plan := o.Base
-	plan.Impl, plan.Faults, plan.Workload = im, specs, cell.Workload(o.Base.Workload)
+	im := plan.Impl
 	run, h, err := harness.Run(ctx, servers, plan)
 	if err != nil && h == nil {
 		return nil, 0, err

@@ -217,6 +217,13 @@ func TestTruthTable(t *testing.T) {
 							}
 							continue
 						}
+						if mc.Inconclusive {
+							// Missed in every try while the harness was
+							// saturated: the machine's verdict, not the
+							// lock's.
+							t.Logf("seed %d: inconclusive in %d tries (harness saturated: %s)", seed, mc.Tries, strings.Join(mc.Run.Saturation, "; "))
+							continue
+						}
 						if !mc.Match {
 							t.Errorf("seed %d: expected %s, measured %s (sold %d/%d, oversold %d, overlaps %d, linearizability %s, faults fired %d)\n  reasons: %s\n  reproduce: %s",
 								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.Lock.Overlaps,

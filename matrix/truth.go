@@ -182,6 +182,42 @@ const fairCrashWhy = "the catalog's row is watchdog's (recovers); measured: on a
 // fairPartitionWhy is the measured truth of the fair lock under a cut.
 const fairPartitionWhy = "the catalog has no partition cell for the fair lock; measured on redis-server over seeds 1-10 of the matrix's cell: 6 overlapped (the cut holder's lease ran out and the head of the queue took the lock), 2 stayed clean, and 2 stalled with units unsold: a waiter of the cut node at the head of the queue keeps its place until it lapses (Redisson's threadWaitTime, 5 minutes), and the lock goes to nobody else until then. The fair queue turns a partition into a stall when the cut node's waiter is first in line"
 
+// steadyLease is the lease of the cells that expect a lease lock to stay
+// safe with no fault: long enough that no stall of the harness measured
+// can outlast it; it costs nothing, as no lease runs out in them. The matrix's 200 ms lease
+// stays for the cells that must break: a stall only breaks those sooner.
+const steadyLease = 2 * time.Second
+
+// steadyLeaseWhy says what the cells with steadyLease expect, and when.
+const steadyLeaseWhy = "safe while every critical section ends within the lease, which lockbench's own stalls must not cross: measured with the matrix's 200 ms lease on a loaded machine (stress-ng --cpu 8 on 2 cores), the harness stood still 100-300 ms at once and a critical section took 434 ms, so a correct lock's lease ran out under its holder with no fault and no bug (example-correct/none, and slow-holder cells with refreshes at 50 ms, measured overlap, oversell). With a 2 s lease those stalls cannot cross it; a run whose harness is saturated all the same (a stall of a third of the lease) that misses is rerun, and inconclusive if it still misses, never a difference"
+
+// crashLease is the lease of the cells that expect a lease lock to stay
+// safe when a holder dies (crash-holder), or pauses after its critical
+// section (lua's pause-before-release): long enough that the harness's
+// stalls measured on a loaded machine do not cross it, short enough that
+// the sale, which waits out the dead holder's lease, stays quick (each
+// such cell runs 20 seeds on every kind of server in CI).
+const crashLease = time.Second
+
+// crashLeaseWhy says what the cells with crashLease expect, and when.
+const crashLeaseWhy = "safe while every critical section ends within the lease: 1 s. Measured with the matrix's 200 ms lease on a loaded machine (stress-ng --cpu 8 on 2 cores), the harness stood still 100-300 ms at once and a critical section took 434 ms, so a correct lock's lease could run out under a live holder with no fault and no bug. Stalls of a second were measured only at a load of 26-30 on 2 cores, and a stall of a third of the lease or more marks the run saturated: it is rerun, and inconclusive if it still misses, never a difference"
+
+// renewLease and renewFor are the lease and the fault of the slow-holder
+// cells of locks that renew their lease (a watchdog, a refresh loop): the
+// holder's business step outlasts the lease by a quarter of it (rather
+// than the fault's default of twice the lease, which would make each
+// strike 4 s), once (not the default twice: two strikes of 2.5 s took a
+// loaded machine's sale to its 10 s timeout), so the lock must renew to
+// stay safe.
+const (
+	renewLease = 2 * time.Second
+	renewFor   = "for=2.5s:count=1"
+)
+
+// renewLeaseWhy says what the slow-holder cells of renewing locks expect,
+// and when.
+const renewLeaseWhy = "safe while the lock renews its lease before it runs out: it renews at a third (watchdog, spin, multi, rw, fair) or half (redislock) of the lease, so a stall of the holder's node longer than the rest of the lease (half of it at least, 1 s here) lets a renewal come too late. Measured with the matrix's 200 ms lease on a loaded machine: redislock's refresh came too late and the cell measured overlap, oversell; with a 1 s lease under stress-ng --cpu 8 on 2 cores (load 26-30), stalls of 0.7-1 s made 4 of 18 seeds miss (each rerun twice, then inconclusive). A stall of a third of the lease or more marks the run saturated: it is rerun, and inconclusive if it still misses, never a difference"
+
 // deadlockTimeout bounds the sales of the cells that expect a deadlock:
 // the matrix's sale ends in about a second when nothing is stuck, so a
 // lock that recovers still shows as one well within it.
@@ -203,32 +239,32 @@ var Truth = []Cell{
 	{Impl: "setnx", Fault: "expire", Want: OverlapOversell},
 	{Impl: "setnx", Fault: "crash-holder", Timeout: deadlockTimeout, Want: Deadlock},
 
-	{Impl: "setnx-expire", Want: Safe},
+	{Impl: "setnx-expire", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "setnx-expire", Fault: "pause-holder", Want: OverlapOversell},
 	{Impl: "setnx-expire", Fault: "slow-holder", Want: Overlap},
 	{Impl: "setnx-expire", Fault: "expire", Want: Overlap},
-	{Impl: "setnx-expire", Fault: "crash-holder", Want: Safe},
+	{Impl: "setnx-expire", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "setnx-expire", Fault: "crash-after-setnx", Timeout: deadlockTimeout, Want: Deadlock},
 
-	{Impl: "set-nx-ex", Want: Safe},
+	{Impl: "set-nx-ex", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "set-nx-ex", Fault: "pause-holder", Want: OverlapOversell},
 	{Impl: "set-nx-ex", Fault: "slow-holder", Want: OverlapOversell},
 	{Impl: "set-nx-ex", Fault: "expire", Want: Overlap},
-	{Impl: "set-nx-ex", Fault: "crash-holder", Want: Safe},
+	{Impl: "set-nx-ex", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 
-	{Impl: "owner-check", Want: Safe},
+	{Impl: "owner-check", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "owner-check", Fault: "pause-holder", Want: OverlapOversell},
 	{Impl: "owner-check", Fault: "slow-holder", Want: Overlap},
 	{Impl: "owner-check", Fault: "expire", Want: Overlap},
-	{Impl: "owner-check", Fault: "crash-holder", Want: Safe},
+	{Impl: "owner-check", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "owner-check", Fault: "pause-before-release", Want: Overlap},
 
-	{Impl: "lua", Want: Safe},
+	{Impl: "lua", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "lua", Fault: "pause-holder", Want: OverlapOversell},
 	{Impl: "lua", Fault: "slow-holder", Want: OverlapOversell},
 	{Impl: "lua", Fault: "expire", Want: Overlap},
-	{Impl: "lua", Fault: "crash-holder", Want: Safe},
-	{Impl: "lua", Fault: "pause-before-release", Want: Safe},
+	{Impl: "lua", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
+	{Impl: "lua", Fault: "pause-before-release", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 
 	{Impl: "getset", Want: Racy, Why: getsetWhy},
 	{Impl: "getset", Fault: "pause-holder", Want: Overlap},
@@ -236,47 +272,47 @@ var Truth = []Cell{
 	{Impl: "getset", Fault: "crash-holder", Want: Racy, Why: getsetWhy},
 	{Impl: "getset", Fault: "clock-skew", Want: Overlap},
 
-	{Impl: "reentrant", Want: Safe},
+	{Impl: "reentrant", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "reentrant", Fault: "pause-holder", Want: OverlapOversell},
 	{Impl: "reentrant", Fault: "slow-holder", Want: Overlap},
 	{Impl: "reentrant", Fault: "expire", Want: Overlap},
-	{Impl: "reentrant", Fault: "crash-holder", Want: Safe},
+	{Impl: "reentrant", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 
-	{Impl: "watchdog", Want: Safe},
+	{Impl: "watchdog", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "watchdog", Fault: "pause-holder", Want: OverlapOversell},
-	{Impl: "watchdog", Fault: "slow-holder", Want: Safe},
+	{Impl: "watchdog", Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
 	{Impl: "watchdog", Fault: "expire", Want: Overlap},
-	{Impl: "watchdog", Fault: "crash-holder", Want: Safe},
+	{Impl: "watchdog", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "lua", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "watchdog", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "lua", Fault: "partition", Want: Overlap},
 	{Impl: "watchdog", Fault: "partition", Want: Overlap},
 
-	{Impl: "spin", Want: Safe},
+	{Impl: "spin", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "spin", Fault: "pause-holder", Want: OverlapOversell},
-	{Impl: "spin", Fault: "slow-holder", Want: Safe},
+	{Impl: "spin", Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
 	{Impl: "spin", Fault: "expire", Want: Overlap},
-	{Impl: "spin", Fault: "crash-holder", Want: Safe},
+	{Impl: "spin", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "spin", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "spin", Fault: "partition", Want: Overlap},
 
-	{Impl: "multi", Items: multiItems, Cart: multiCart, Want: Safe},
+	{Impl: "multi", Items: multiItems, Cart: multiCart, TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "pause-holder", Want: OverlapOversell},
-	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "slow-holder", Want: Safe},
+	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
 	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "expire", Want: Expect{Label: "overlap (most runs)", Lock: Must, Sometimes: true}, Why: multiExpireWhy},
-	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "crash-holder", Want: Safe},
+	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "multi", Items: multiItems, Cart: multiCart, Fault: "partition", Want: Overlap},
-	{Impl: "rw", Items: rwItems, Reads: rwReads, Want: Safe},
+	{Impl: "rw", Items: rwItems, Reads: rwReads, TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "pause-holder", Want: Expect{Label: "overlap (oversell in most runs)", Lock: Must}, Why: rwPauseWhy},
-	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "slow-holder", Want: Safe},
+	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
 	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "expire", Want: Expect{Label: "overlap (some runs)", Lock: Must, Sometimes: true}, Why: rwExpireWhy},
-	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "crash-holder", Want: Safe},
+	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "rw", Items: rwItems, Reads: rwReads, Fault: "partition", Want: Expect{Label: "overlap (most runs)", Lock: Must, Sometimes: true}, Why: rwPartitionWhy},
-	{Impl: "fair", Want: Safe},
+	{Impl: "fair", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "fair", Fault: "pause-holder", Want: Expect{Label: "overlap, oversell (most runs)", Lock: Must, Data: Must, Sometimes: true}, Why: fairPauseWhy},
-	{Impl: "fair", Fault: "slow-holder", Want: Safe},
+	{Impl: "fair", Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
 	{Impl: "fair", Fault: "expire", Want: Overlap},
 	{Impl: "fair", Fault: "crash-holder", Timeout: deadlockTimeout, Want: Expect{Label: "safe, or a stall", Lock: MustNot, Data: MustNot}, Why: fairCrashWhy},
 	{Impl: "fair", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
@@ -302,11 +338,11 @@ var Truth = []Cell{
 	{Impl: "mysql-version", Fault: "slow-holder", Want: Safe},
 	{Impl: "mysql-version", Fault: "crash-holder", Want: Safe},
 
-	{Impl: "fenced", Want: Safe},
+	{Impl: "fenced", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "fenced", Fault: "pause-holder", Want: DataSafe},
 	{Impl: "fenced", Fault: "slow-holder", Want: DataSafe},
 	{Impl: "fenced", Fault: "expire", Want: DataSafe},
-	{Impl: "fenced", Fault: "crash-holder", Want: Safe},
+	{Impl: "fenced", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "fenced", Fault: "server-pause", Want: DataSafe},
 	{Impl: "fenced", Fault: "partition", Want: DataSafe},
 
@@ -330,18 +366,18 @@ var Truth = []Cell{
 	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zkSeedPartitionWhy},
 
 	// Third-party Go locks, with their documented defaults.
-	{Impl: "redsync", Want: Safe},
+	{Impl: "redsync", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "redsync", Fault: "pause-holder", Want: OverlapOversell},
 	{Impl: "redsync", Fault: "slow-holder", Want: OverlapOversell},
 	{Impl: "redsync", Fault: "expire", Want: Overlap},
-	{Impl: "redsync", Fault: "crash-holder", Want: Safe},
+	{Impl: "redsync", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "redsync", Fault: "partition", Want: Overlap},
 
-	{Impl: "redislock", Want: Safe},
+	{Impl: "redislock", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "redislock", Fault: "pause-holder", Want: OverlapOversell},
-	{Impl: "redislock", Fault: "slow-holder", Want: Safe},
+	{Impl: "redislock", Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
 	{Impl: "redislock", Fault: "expire", Want: Overlap},
-	{Impl: "redislock", Fault: "crash-holder", Want: Safe},
+	{Impl: "redislock", Fault: "crash-holder", TTL: crashLease, Want: Safe, Why: crashLeaseWhy},
 	{Impl: "redislock", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "redislock", Fault: "partition", Want: Overlap},
 
@@ -360,7 +396,7 @@ var Truth = []Cell{
 	{Impl: "fenced", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 4) + failoverFencedWhy},
 	{Impl: "redsync", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 3)},
 	{Impl: "redislock", Fault: "failover", TTL: failoverLease, Want: FailoverOverlap, Why: failoverWhy(5, 5)},
-	{Impl: "lua-wait", Want: Safe},
+	{Impl: "lua-wait", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "lua-wait", Fault: "failover", TTL: failoverLease, Want: NoOverlap, Why: failoverWaitWhy},
 	{Impl: "lua-wait", Fault: "pause-holder", Want: OverlapOversell, Why: failoverWaitPauseWhy},
 }

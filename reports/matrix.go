@@ -28,6 +28,16 @@ type MatrixCell struct {
 	Measured string `json:"measured"`
 	// Match is true when the measured verdict meets the expectation.
 	Match bool `json:"match"`
+	// Inconclusive is true when the measured verdict missed the
+	// expectation while the harness was saturated (Run.Saturation), in
+	// every try: the cell says nothing of the lock, and is not counted
+	// as differing. Measured is then InconclusiveMeasured.
+	Inconclusive bool `json:"inconclusive,omitempty"`
+	// Tries is how many times the cell ran: more than one when a
+	// saturated run missed the expectation and the cell ran again (see
+	// matrix.SaturatedRetries); zero in results written before it was
+	// recorded, and for a cell that ran once.
+	Tries int `json:"tries,omitempty"`
 	// Why explains a cell whose expectation departs from the catalog (docs/catalog.md).
 	Why string `json:"why,omitempty"`
 	// Run is the cell's run, with its checks and figures; in a sweep, the
@@ -82,11 +92,27 @@ func (r *Run) Checks() Checks {
 	return Checks{Data: r.Data.Status, Lock: r.Lock.Status, Liveness: r.Liveness.Status}
 }
 
-// Differing counts the cells whose measured verdict missed the expectation.
+// InconclusiveMeasured is the measured verdict of an inconclusive cell.
+const InconclusiveMeasured = "inconclusive (harness saturated)"
+
+// Differing counts the cells whose measured verdict missed the
+// expectation, inconclusive cells aside.
 func Differing(cells []MatrixCell) int {
 	n := 0
 	for _, c := range cells {
-		if !c.Match {
+		if !c.Match && !c.Inconclusive {
+			n++
+		}
+	}
+	return n
+}
+
+// InconclusiveCells counts the inconclusive cells: missed while the
+// harness was saturated, neither as expected nor differing.
+func InconclusiveCells(cells []MatrixCell) int {
+	n := 0
+	for _, c := range cells {
+		if !c.Match && c.Inconclusive {
 			n++
 		}
 	}
@@ -94,19 +120,33 @@ func Differing(cells []MatrixCell) int {
 }
 
 // MatrixSummary is the truth table's one-line tally, as the terminal and
-// the report print it: "92 cells, 92 as expected, 0 differ".
+// the report print it: "92 cells, 92 as expected, 0 differ", then the
+// inconclusive and measured-only cells when there are some.
 func MatrixSummary(cells []MatrixCell) string {
-	d, only := Differing(cells), 0
+	d, inc, only := Differing(cells), InconclusiveCells(cells), 0
 	for _, c := range cells {
 		if c.Match && c.Expected == MeasuredOnly {
 			only++
 		}
 	}
-	out := fmt.Sprintf("%s, %d as expected, %d %s", words.Count(len(cells), "cell"), len(cells)-d-only, d, words.Plural(int64(d), "differs", "differ"))
+	out := fmt.Sprintf("%s, %d as expected, %d %s", words.Count(len(cells), "cell"), len(cells)-d-inc-only, d, words.Plural(int64(d), "differs", "differ"))
+	if inc > 0 {
+		out += fmt.Sprintf(", %d inconclusive (harness saturated)", inc)
+	}
 	if only > 0 {
 		out += fmt.Sprintf(", %d measured only", only)
 	}
 	return out
+}
+
+// IncompleteSummary is MatrixSummary of a matrix that did not run all its
+// cells, saying why (Result.Incomplete): "INCOMPLETE (interrupted after
+// 12 of 92 cells): 12 cells, 12 as expected, 0 differ".
+func IncompleteSummary(cells []MatrixCell, why string) string {
+	if why == "" {
+		return MatrixSummary(cells)
+	}
+	return "INCOMPLETE (" + why + "): " + MatrixSummary(cells)
 }
 
 // MeasuredOnly is the expectation of a cell of an implementation that has
@@ -186,6 +226,12 @@ func (p SweepPoint) Mark() string {
 
 // MarkLegend says what the letters of Mark mean.
 const MarkLegend = "ok: safe; L: overlap; D: oversell; L+D: both; X: deadlock; ?: unknown; -: the fault never fired"
+
+// InconclusiveMark follows the mark of an inconclusive cell in a grid.
+const InconclusiveMark = "~"
+
+// InconclusiveLegend says what InconclusiveMark means.
+const InconclusiveLegend = "~: inconclusive, the harness was saturated"
 
 // Grid is a matrix as implementations (rows) by faults (columns).
 type Grid struct {

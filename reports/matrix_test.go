@@ -108,3 +108,33 @@ func TestNewGrid(t *testing.T) {
 		t.Errorf("cells misplaced: %+v", g.Rows)
 	}
 }
+
+// TestMatrixSummaryInconclusive: an inconclusive cell is neither as
+// expected nor differing, and an incomplete matrix says so first.
+func TestMatrixSummaryInconclusive(t *testing.T) {
+	ok := MatrixCell{Cell: "lua/none", Match: true}
+	differs := MatrixCell{Cell: "lua/expire"}
+	inconclusive := MatrixCell{Cell: "lua/slow-holder", Inconclusive: true}
+	tests := []struct {
+		name       string
+		cells      []MatrixCell
+		incomplete string
+		want       string
+		differ     int
+	}{
+		{"every cell as expected", []MatrixCell{ok, ok}, "", "2 cells, 2 as expected, 0 differ", 0},
+		{"one inconclusive", []MatrixCell{ok, inconclusive}, "", "2 cells, 1 as expected, 0 differ, 1 inconclusive (harness saturated)", 0},
+		{"one of each", []MatrixCell{ok, differs, inconclusive}, "", "3 cells, 1 as expected, 1 differs, 1 inconclusive (harness saturated)", 1},
+		{"incomplete", []MatrixCell{ok}, "interrupted after 1 of 92 cells", "INCOMPLETE (interrupted after 1 of 92 cells): 1 cell, 1 as expected, 0 differ", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IncompleteSummary(tt.cells, tt.incomplete); got != tt.want {
+				t.Errorf("summary %q, want %q", got, tt.want)
+			}
+			if got := Differing(tt.cells); got != tt.differ {
+				t.Errorf("Differing = %d, want %d", got, tt.differ)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
@@ -54,6 +55,11 @@ type Result struct {
 	Runs []Run `json:"runs"`
 	// Matrix holds the cells of `lockbench matrix`, absent otherwise.
 	Matrix []MatrixCell `json:"matrix,omitempty"`
+	// Incomplete, when set, says why the matrix holds fewer cells than
+	// were chosen: still running (the file is rewritten after each cell),
+	// interrupted, or ended by an error. Empty for a matrix that ran
+	// every cell, and for every other command.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Config is the flags a benchmark ran with. Its JSON keys are the flags'
@@ -306,17 +312,35 @@ func ReadJSON(r io.Reader) (*Result, error) {
 	return &res, nil
 }
 
-// WriteFile writes r to path as WriteJSON does.
+// WriteFile writes r to path as WriteJSON does, atomically: to a
+// temporary file beside path, then renamed over it, so that a reader (or
+// a run killed while writing) finds the old file or the new one, never
+// half of one.
 func WriteFile(path string, r *Result) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	if err := WriteJSON(f, r); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	// CreateTemp makes the file 0600; result.json is read by others.
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // ReadFile reads the result at path.

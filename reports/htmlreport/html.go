@@ -258,8 +258,8 @@ type gridRowView struct {
 // gridCellView is one cell of the grid: its mark, whether it is as
 // expected, and what it expected and measured (empty Mark: no such cell).
 type gridCellView struct {
-	Mark, Title string
-	Match       bool
+	Mark, Title         string
+	Match, Inconclusive bool
 }
 
 // matrixRow is one cell of the truth table.
@@ -268,18 +268,20 @@ type matrixRow struct {
 	// Sweep says what each value of a sweep showed; empty without one.
 	Sweep string
 	Nodes int
-	Match bool
+	// Match and Inconclusive: the cell measured what it expects, or
+	// could not be judged (its harness saturated).
+	Match, Inconclusive bool
 	// Class is the run's verdict as a CSS class (verdictClass).
 	Class   string
 	Reasons []string
 }
 
 // newMatrixView builds the truth table of cells; nil without cells.
-func newMatrixView(cells []reports.MatrixCell) *matrixView {
+func newMatrixView(cells []reports.MatrixCell, incomplete string) *matrixView {
 	if len(cells) == 0 {
 		return nil
 	}
-	v := &matrixView{Summary: reports.MatrixSummary(cells) + "."}
+	v := &matrixView{Summary: reports.IncompleteSummary(cells, incomplete) + "."}
 	if g := reports.NewGrid(cells); len(g.Rows) > 1 && len(g.Faults) > 1 {
 		v.Faults = g.Faults
 		for _, r := range g.Rows {
@@ -290,7 +292,7 @@ func newMatrixView(cells []reports.MatrixCell) *matrixView {
 					continue
 				}
 				row.Cells = append(row.Cells, gridCellView{
-					Mark: c.Mark(), Match: c.Match,
+					Mark: c.Mark(), Match: c.Match, Inconclusive: !c.Match && c.Inconclusive,
 					Title: fmt.Sprintf("%s: expected %s, measured %s", c.Cell, c.Expected, c.Measured),
 				})
 			}
@@ -301,6 +303,7 @@ func newMatrixView(cells []reports.MatrixCell) *matrixView {
 		v.Rows = append(v.Rows, matrixRow{
 			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
 			Nodes: c.Nodes, Match: c.Match, Class: verdictClass(c.Run.Verdict), Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
+			Inconclusive: !c.Match && c.Inconclusive,
 		})
 	}
 	return v
@@ -398,7 +401,7 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}
 	s.Headline, s.Class = headline(r)
-	s.Matrix = newMatrixView(r.Matrix)
+	s.Matrix = newMatrixView(r.Matrix, r.Incomplete)
 	s.Overview = overviewChart(r.Runs)
 	ax := sharedAxes(r.Runs)
 	for i := range r.Runs {
@@ -636,10 +639,16 @@ func headline(r *reports.Result) (string, string) {
 	var parts []string
 	class := classPass
 	if len(r.Matrix) > 0 {
-		if reports.Differing(r.Matrix) > 0 {
+		d := reports.Differing(r.Matrix)
+		switch {
+		case d > 0:
 			class = classFail
+		case r.Incomplete != "" || reports.InconclusiveCells(r.Matrix) > 0:
+			// Nothing differs, but not every cell was judged: the
+			// summary says which cells are missing or inconclusive.
+			class = classInconclusive
 		}
-		parts = append(parts, reports.MatrixSummary(r.Matrix))
+		parts = append(parts, reports.IncompleteSummary(r.Matrix, r.Incomplete))
 	} else {
 		var failed, inconclusive []string
 		for _, run := range r.Runs {

@@ -508,3 +508,29 @@ func TestHTMLBlindSpot(t *testing.T) {
 		})
 	}
 }
+
+// TestHTMLMatrixInconclusiveAndIncomplete: an inconclusive cell is drawn
+// as such (neither as expected nor differing), and a matrix that did not
+// run every cell says so in its headline and summary.
+func TestHTMLMatrixInconclusiveAndIncomplete(t *testing.T) {
+	r := fixtureMatrix(t)
+	for i := range r.Matrix {
+		if !r.Matrix[i].Match {
+			r.Matrix[i].Inconclusive, r.Matrix[i].Measured = true, reports.InconclusiveMeasured
+		}
+	}
+	r.Incomplete = "interrupted after 3 of 9 cells"
+	page := string(render(t, Options{}, NewSource("matrix", "testdata", r)))
+	for _, want := range []string{
+		"inconclusive: INCOMPLETE (interrupted after 3 of 9 cells): 3 cells, 2 as expected, 0 differ, 1 inconclusive (harness saturated)",
+		`<tr class="row inconclusive">`,
+		`<td class="inconclusive"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `<tr class="row fail">`) {
+		t.Error("an inconclusive cell is drawn as differing")
+	}
+}
