@@ -200,7 +200,8 @@ func TestTruthTable(t *testing.T) {
 						}
 						base.Nodes.Launcher = l
 					}
-					seen := 0 // runs that showed a racy cell's failure
+					seen := 0     // runs that showed a racy cell's failure
+					unjudged := 0 // seeds inconclusive in every try
 					for seed := uint64(1); seed <= uint64(n); seed++ {
 						base.Seed = seed
 						// A prefix per seed: a command the last sale timed
@@ -222,6 +223,7 @@ func TestTruthTable(t *testing.T) {
 							// saturated: the machine's verdict, not the
 							// lock's.
 							t.Logf("seed %d: inconclusive in %d tries (harness saturated: %s)", seed, mc.Tries, strings.Join(mc.Run.Saturation, "; "))
+							unjudged++
 							continue
 						}
 						if !mc.Match {
@@ -230,6 +232,11 @@ func TestTruthTable(t *testing.T) {
 								mc.Run.Linearizability.Status, len(mc.Run.Faults), strings.Join(mc.Run.Reasons, "; "),
 								harness.CommandLine("lockbench", append(cell.Flags(matrix.Defaults(), mc.Fault), kindFlags(kind)...), seed))
 						}
+					}
+					if unjudged == n {
+						// Not one seed judged: the cell proved nothing here,
+						// and a lock it must catch would pass unseen.
+						t.Errorf("%s: every one of %d seeds inconclusive (the harness saturated): the cell was never judged", cell.Name(), n)
 					}
 					if cell.Want.Sometimes && seen == 0 {
 						t.Errorf("%s: no run in %d seeds showed %s", cell.Name(), n, cell.Want.Label)
