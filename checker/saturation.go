@@ -12,10 +12,12 @@ import (
 // tolerates. Each is physical, not tuned to a machine: a healthy harness
 // is far inside it, on a quiet machine and on a busy one alike.
 const (
-	// CPUWaitBound: the kernel kept the harness's threads waiting for a
-	// core at least this share of the time they were ready to run, so it
-	// ran at most half as fast as it asked to.
-	CPUWaitBound = 0.5
+	// OthersBound: other processes kept this many tasks per core ready to
+	// run, on average: they alone could keep every core busy, so the
+	// harness got at most about half of the CPU it asked for. (Its own
+	// threads waiting for each other are not counted: a harness busy on a
+	// quiet machine is not starved.)
+	OthersBound = 1.0
 	// LeaseStallShare: a stall (the whole process still, or a goroutine
 	// waiting to be scheduled) of a third of the lease or more can lapse
 	// a lease that is renewed at a third of it, as Redisson's watchdog
@@ -46,9 +48,9 @@ func saturation(h *history.History) []string {
 		return nil
 	}
 	var out []string
-	if hl.CPUWait >= CPUWaitBound {
-		out = append(out, fmt.Sprintf("the kernel kept lockbench waiting for a CPU %.0f%% of the time it was ready to run (bound %.0f%%): the machine is busier than its %d cores",
-			hl.CPUWait*100, CPUWaitBound*100, hl.CPUs))
+	if cores := max(hl.Cores, hl.CPUs, 1); hl.Others >= OthersBound*float64(cores) {
+		out = append(out, fmt.Sprintf("other processes kept %.1f tasks ready to run on the machine's %d cores on average (bound %.0f a core): they alone could keep every core busy, and lockbench waited for a CPU %.0f%% of the time it was ready to run",
+			hl.Others, cores, OthersBound, max(0, hl.CPUWait)*100))
 	}
 	if lease := time.Duration(h.Header.Lease); lease > 0 {
 		bound := lease / LeaseStallShare

@@ -13,9 +13,11 @@ import (
 // given health: a saturated harness makes a liveness failure
 // inconclusive, never a safety failure, and never touches a pass.
 func TestSaturation(t *testing.T) {
-	healthy := history.Health{Node: -1, CPUs: 2, CPUWait: 0.1}
+	// A busy harness on a quiet machine: its threads wait for each
+	// other (CPUWait), but no other process competes.
+	healthy := history.Health{Node: -1, CPUs: 2, Cores: 2, CPUWait: 0.6, Others: 0.4}
 	starved := healthy
-	starved.CPUWait = 0.8
+	starved.Others, starved.CPUWait = 8.2, 0.8
 	tests := []struct {
 		name   string
 		file   string
@@ -30,19 +32,21 @@ func TestSaturation(t *testing.T) {
 	}{
 		{name: "timeout, no health recorded", file: "bad-timeout.jsonl", live: Violated, reasons: 2},
 		{name: "timeout, healthy harness", file: "bad-timeout.jsonl", health: &healthy, live: Violated, reasons: 2},
-		{name: "timeout, starved of CPU", file: "bad-timeout.jsonl", health: &starved, inconclusive: true, live: Inconclusive, saturation: "80%", unjudged: 2},
-		{name: "crashed holder, starved", file: "bad-unsold.jsonl", health: &starved, inconclusive: true, live: Inconclusive, saturation: "CPU", unjudged: 1},
-		{name: "oversell stays a failure", file: "bad-overlap.jsonl", health: &starved, live: OK, saturation: "CPU", reasons: 3},
-		{name: "refused writes stay a failure", file: "bad-refuse-all.jsonl", health: &starved, live: Violated, saturation: "CPU", reasons: 2},
-		{name: "a pass stays a pass", file: "ok-sequential.jsonl", health: &starved, pass: true, live: OK, saturation: "CPU"},
-		{name: "stall of a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{StallMax: 10 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "stood still for 10ms", unjudged: 2},
-		{name: "stall under a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{StallMax: 9 * ms, CPUWait: -1}, live: Violated, reasons: 2},
-		{name: "stall without a lease", file: "bad-timeout.jsonl", health: &history.Health{StallMax: 9000 * ms, CPUWait: -1}, live: Violated, reasons: 2},
-		{name: "scheduler latency of a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{SchedMax: 10 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "scheduled", unjudged: 2},
-		{name: "arrivals late", file: "bad-timeout.jsonl", health: &history.Health{LagP99: 100 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "arrival schedule", unjudged: 2},
-		{name: "arrivals nearly on time", file: "bad-timeout.jsonl", health: &history.Health{LagP99: 99 * ms, CPUWait: -1}, live: Violated, reasons: 2},
-		{name: "embedded server slow", file: "bad-timeout.jsonl", health: &history.Health{ServerPingMax: 1000 * ms, CPUWait: -1}, inconclusive: true, live: Inconclusive, saturation: "embedded server", unjudged: 2},
-		{name: "CPU wait unknown", file: "bad-timeout.jsonl", health: &history.Health{CPUWait: -1}, live: Violated, reasons: 2},
+		{name: "timeout, starved of CPU", file: "bad-timeout.jsonl", health: &starved, inconclusive: true, live: Inconclusive, saturation: "8.2 tasks", unjudged: 2},
+		{name: "crashed holder, starved", file: "bad-unsold.jsonl", health: &starved, inconclusive: true, live: Inconclusive, saturation: "other processes", unjudged: 1},
+		{name: "oversell stays a failure", file: "bad-overlap.jsonl", health: &starved, live: OK, saturation: "other processes", reasons: 3},
+		{name: "refused writes stay a failure", file: "bad-refuse-all.jsonl", health: &starved, live: Violated, saturation: "other processes", reasons: 2},
+		{name: "a pass stays a pass", file: "ok-sequential.jsonl", health: &starved, pass: true, live: OK, saturation: "other processes"},
+		{name: "stall of a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{StallMax: 10 * ms, Others: -1}, inconclusive: true, live: Inconclusive, saturation: "stood still for 10ms", unjudged: 2},
+		{name: "stall under a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{StallMax: 9 * ms, Others: -1}, live: Violated, reasons: 2},
+		{name: "stall without a lease", file: "bad-timeout.jsonl", health: &history.Health{StallMax: 9000 * ms, Others: -1}, live: Violated, reasons: 2},
+		{name: "scheduler latency of a third of the lease", file: "bad-timeout.jsonl", lease: 30 * time.Millisecond, health: &history.Health{SchedMax: 10 * ms, Others: -1}, inconclusive: true, live: Inconclusive, saturation: "scheduled", unjudged: 2},
+		{name: "arrivals late", file: "bad-timeout.jsonl", health: &history.Health{LagP99: 100 * ms, Others: -1}, inconclusive: true, live: Inconclusive, saturation: "arrival schedule", unjudged: 2},
+		{name: "arrivals nearly on time", file: "bad-timeout.jsonl", health: &history.Health{LagP99: 99 * ms, Others: -1}, live: Violated, reasons: 2},
+		{name: "embedded server slow", file: "bad-timeout.jsonl", health: &history.Health{ServerPingMax: 1000 * ms, Others: -1}, inconclusive: true, live: Inconclusive, saturation: "embedded server", unjudged: 2},
+		{name: "others unknown", file: "bad-timeout.jsonl", health: &history.Health{CPUWait: -1, Others: -1}, live: Violated, reasons: 2},
+		{name: "others a core each", file: "bad-timeout.jsonl", health: &history.Health{Cores: 2, Others: 2}, inconclusive: true, live: Inconclusive, saturation: "2.0 tasks", unjudged: 2},
+		{name: "others under a core each", file: "bad-timeout.jsonl", health: &history.Health{Cores: 2, Others: 1.9}, live: Violated, reasons: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +89,7 @@ func TestStuckIsNotStarved(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := load(t, "bad-timeout.jsonl")
 			h.Header.Duration = int64(tt.duration)
-			h.Header.Health = &history.Health{CPUWait: 0.8, CPUs: 2, StallMax: int64(tt.stall)}
+			h.Header.Health = &history.Health{Others: 8, Cores: 2, StallMax: int64(tt.stall)}
 			r := Check(h, Options{})
 			if len(r.Saturation) == 0 {
 				t.Fatal("not saturated")
@@ -108,9 +112,9 @@ func TestSaturationItems(t *testing.T) {
 	for _, starved := range []bool{false, true} {
 		h := load(t, "ok-items.jsonl")
 		h.Header.CutShort, h.Header.CutBy = true, history.CutTimeout
-		h.Header.Health = &history.Health{CPUWait: 0.1, CPUs: 2}
+		h.Header.Health = &history.Health{Others: 0.1, Cores: 2}
 		if starved {
-			h.Header.Health.CPUWait = 0.9
+			h.Header.Health.Others = 9
 		}
 		r := Check(h, Options{})
 		if r.Pass || r.Inconclusive != starved || (len(r.Unjudged) > 0) != starved || (len(r.Reasons) > 0) == starved {

@@ -44,6 +44,8 @@ type Monitor struct {
 	rt0     []metrics.Sample
 
 	mu      sync.Mutex
+	others  float64 // the sum of the samples of other processes' running tasks
+	samples int     // and how many
 	stalls  buckets
 	lags    buckets
 	ping    int64
@@ -64,7 +66,15 @@ func Start(now func() int64) *Monitor {
 // watchStalls sleeps Tick at a time and records how late it woke.
 func (m *Monitor) watchStalls() {
 	defer close(m.done)
-	for {
+	for tick := 0; ; tick++ {
+		if tick%sampleEvery == 0 {
+			if n, ok := othersRunning(); ok {
+				m.mu.Lock()
+				m.others += n
+				m.samples++
+				m.mu.Unlock()
+			}
+		}
 		from := m.now()
 		t0 := time.Now()
 		select {
@@ -94,6 +104,47 @@ func (m *Monitor) addStarved(s history.Span) {
 	}
 }
 
+// sampleEvery is how many ticks go between two samples of the other
+// processes' running tasks (50 ms): often enough to see a hog, rarely
+// enough to cost nothing.
+const sampleEvery = 10
+
+// othersRunning is how many tasks of other processes are running or ready
+// to run now: the kernel's procs_running (/proc/stat) less this process's
+// threads that are (/proc/self/task/*/stat). ok is false where the kernel
+// does not say.
+func othersRunning() (float64, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := strings.Cut(string(b), "\nprocs_running ")
+	if !ok {
+		return 0, false
+	}
+	field, _, _ := strings.Cut(rest, "\n")
+	all, err := strconv.Atoi(strings.TrimSpace(field))
+	if err != nil {
+		return 0, false
+	}
+	dir, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, false
+	}
+	own := 0
+	for _, e := range dir {
+		st, err := os.ReadFile("/proc/self/task/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The state follows the command's closing parenthesis.
+		if i := strings.LastIndexByte(string(st), ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'R' {
+			own++
+		}
+	}
+	return float64(max(0, all-own)), true
+}
+
 // maxSpans bounds the starved spans kept: a history stays small whatever
 // the machine did.
 const maxSpans = 1000
@@ -118,7 +169,7 @@ func (m *Monitor) Stop(node int) history.Health {
 	close(m.stop)
 	<-m.done
 	elapsed := time.Since(m.started)
-	h := history.Health{Node: node, Elapsed: int64(elapsed), CPUs: runtime.GOMAXPROCS(0), CPUWait: -1}
+	h := history.Health{Node: node, Elapsed: int64(elapsed), CPUs: runtime.GOMAXPROCS(0), Cores: runtime.NumCPU(), CPUWait: -1, Others: -1}
 	if elapsed > 0 {
 		h.CPUUse = round3(float64(cpuTime()-m.cpu0) / float64(elapsed) / float64(h.CPUs))
 	}
@@ -136,6 +187,9 @@ func (m *Monitor) Stop(node int) history.Health {
 	h.StallP99, h.StallMax = m.stalls.quantile(0.99), m.stalls.max
 	h.LagP99, h.LagMax = m.lags.quantile(0.99), m.lags.max
 	h.ServerPingMax = m.ping
+	if m.samples > 0 {
+		h.Others = round3(m.others / float64(m.samples))
+	}
 	h.Starved = append([]history.Span(nil), m.starved...)
 	return h
 }

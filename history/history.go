@@ -323,10 +323,20 @@ type Health struct {
 	CPUUse float64 `json:"cpu_use"`
 	// CPUWait is the share of the time the process's threads were ready
 	// to run that the kernel kept them waiting for a core (the run delay
-	// of /proc/self/task/*/schedstat over run time plus run delay); above
-	// one half, the process got less than half the CPU it asked for. -1
-	// where the kernel does not say.
+	// of /proc/self/task/*/schedstat over run time plus run delay). It
+	// counts the process's threads waiting for each other too: a busy
+	// harness on a quiet machine of two cores shows 0.4-0.6. -1 where the
+	// kernel does not say.
 	CPUWait float64 `json:"cpu_wait"`
+	// Cores is how many cores the machine lets the process run on.
+	Cores int `json:"cores,omitempty"`
+	// Others is how many tasks of other processes were ready to run at
+	// once, on average over the run (the kernel's procs_running, less the
+	// process's own running threads, sampled every 50 ms): the machine's
+	// demand besides lockbench. From Cores up, other processes alone could
+	// keep every core busy, and lockbench got at most about half of the
+	// CPU it asked for. -1 where the kernel does not say.
+	Others float64 `json:"others"`
 	// StallMax is the longest a timer that should fire every few
 	// milliseconds woke late: how long the whole process, or its
 	// scheduler, stood still at once.
@@ -376,6 +386,7 @@ type Span struct {
 // both, its starved spans the union, and o is listed in h.Nodes.
 func (h *Health) Merge(o Health) {
 	h.CPUWait = max(h.CPUWait, o.CPUWait)
+	h.Others = max(h.Others, o.Others)
 	h.StallMax = max(h.StallMax, o.StallMax)
 	h.StallP99 = max(h.StallP99, o.StallP99)
 	h.SchedP99 = max(h.SchedP99, o.SchedP99)

@@ -600,12 +600,18 @@ func healthRows(h *history.Health) ([]healthRow, string) {
 		return nil, ""
 	}
 	dur := func(ns int64) string { return reports.FormatMicros((ns + 500) / 1000) }
-	wait := healthRow{Name: "CPU wait", Value: "not measured", Bound: fmt.Sprintf("%.0f%%", checker.CPUWaitBound*100)}
+	cores := max(h.Cores, h.CPUs, 1)
+	others := healthRow{Name: "other processes' tasks ready to run", Value: "not measured", Bound: fmt.Sprintf("%.0f (a core each)", checker.OthersBound*float64(cores))}
+	if h.Others >= 0 {
+		others.Value = fmt.Sprintf("%.1f on %d cores", h.Others, cores)
+		others.Over = h.Others >= checker.OthersBound*float64(cores)
+	}
+	wait := healthRow{Name: "CPU wait", Value: "not measured"}
 	if h.CPUWait >= 0 {
 		wait.Value = fmt.Sprintf("%.0f%%", h.CPUWait*100)
-		wait.Over = h.CPUWait >= checker.CPUWaitBound
 	}
 	rows := []healthRow{
+		others,
 		wait,
 		{Name: "longest stall", Value: dur(h.StallMax), Bound: "⅓ of the lease"},
 		{Name: "scheduler latency p99", Value: dur(h.SchedP99)},

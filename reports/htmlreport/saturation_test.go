@@ -16,7 +16,7 @@ import (
 // on a chart, and one around set-nx-ex's overlap (600.2 ms).
 func saturatedHealth() *history.Health {
 	return &history.Health{
-		Node: -1, CPUs: 2, CPUWait: 0.94, StallMax: 682_000_000, StallP99: 117_000_000,
+		Node: -1, CPUs: 2, Cores: 2, CPUWait: 0.94, Others: 8.3, StallMax: 682_000_000, StallP99: 117_000_000,
 		SchedP99: 164_000, SchedMax: 201_000_000, GCPauseMax: 336_000_000, LagP99: 33_600_000,
 		Starved: []history.Span{
 			{From: 300_000_000, To: 360_000_000},
@@ -100,7 +100,7 @@ func TestHTMLSaturation(t *testing.T) {
 				`<li class="unjudged">3 buyers &#34;stuck&#34; &lt;waiting&gt; for the lock &amp; sent away</li>`,
 				`<g class="row inconclusive">`, `<text class="lane inconclusive"`,
 				"inconclusive ones in amber",
-				`<table class="health">`, `<tr class="over"><th scope="row">CPU wait</th><td class="num">94%</td><td>50%</td></tr>`,
+				`<table class="health">`, `<tr class="over"><th scope="row">other processes&#39; tasks ready to run</th><td class="num">8.3 on 2 cores</td><td>2 (a core each)</td></tr>`, `<th scope="row">CPU wait</th><td class="num">94%</td>`,
 				`<th scope="row">longest stall</th><td class="num">682ms</td>`,
 				`<th scope="row">scheduler latency p99</th><td class="num">164µs</td>`,
 				`<th scope="row">GC pause, longest</th><td class="num">336ms</td>`,
@@ -133,7 +133,7 @@ func TestHTMLSaturation(t *testing.T) {
 		{
 			name: "healthy",
 			setup: func(r *reports.Result) {
-				r.Runs[0].Health = &history.Health{Node: -1, CPUWait: -1, StallMax: 4_000_000}
+				r.Runs[0].Health = &history.Health{Node: -1, CPUWait: -1, Others: -1, StallMax: 4_000_000}
 			},
 			want:    []string{`<table class="health">`, `<th scope="row">CPU wait</th><td class="num">not measured</td>`},
 			absent:  []string{`class="starved"`, `class="saturation`, "harness starved", `<tr class="over">`},
