@@ -211,6 +211,32 @@ func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, s
 	return h, checker.Check(h, checker.Options{Timeout: time.Minute})
 }
 
+// stuckForGood reports whether h shows a lock stuck for good: the sale
+// was cut short by its timeout with buyers still waiting, and nobody took
+// the lock after the struck holder released it, for the rest of the
+// sale. A correct lock is free once released: on however busy a machine,
+// a waiting buyer takes it within the tens of seconds left.
+func stuckForGood(h *history.History) bool {
+	if h.Header.CutBy != history.CutTimeout || len(h.Faults) == 0 {
+		return false
+	}
+	var released int64
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Client == h.Faults[0].Client && op.Released > released {
+			released = op.Released
+		}
+	}
+	if released == 0 {
+		return false
+	}
+	for i := range h.Ops {
+		if h.Ops[i].Acquired > released {
+			return false
+		}
+	}
+	return true
+}
+
 // boundarySlots bounds the boundary sales that run at once, over all the
 // modes: each sale's buyers wait out pauses, but forty of them at once on
 // two cores stall the harness for longer than any lease here can take.
@@ -218,15 +244,15 @@ var boundarySlots = make(chan struct{}, 6)
 
 // caught reports whether the checker failed rep's run for a reason it
 // could judge: a safety failure, or a liveness failure on a harness that
-// kept up. stuck says the bug shows as a lock stuck for good: then a run
-// cut short by its timeout is caught, even on a saturated harness (whose
-// liveness the checker sets aside as inconclusive), because a correct
-// lock's sale ends long before that timeout.
+// kept up. stuck says the history shows the bug itself, a lock stuck for
+// good (stuckForGood): on a harness the product measured saturated, its
+// liveness findings are set aside (inconclusive), and the stuck lock is
+// caught there.
 func caught(rep checker.Report, stuck bool) bool {
 	if len(rep.Reasons) > 0 {
 		return true
 	}
-	return stuck && rep.Inconclusive && len(rep.Saturation) > 0 && rep.Liveness.CutBy == history.CutTimeout
+	return stuck && rep.Inconclusive && len(rep.Saturation) > 0
 }
 
 // clean reports whether rep's run of a correct lock is clean: it passed,
@@ -259,14 +285,14 @@ func TestBoundaryModes(t *testing.T) {
 		// second). 20 releases meet the 1-in-10 bug twice.
 		{"count=all", "pause-before-release:count=all", boundarySize{time.Second, 30, 20, 2 * time.Minute}, uncheckedDelete, false, "lua"},
 		// A stuck lock keeps every later buyer waiting until the sale's
-		// timeout: the run is cut short. reentrant has no watchdog, so its
-		// lease must outlast a critical section on a busy machine (200 ms
-		// did not while the locks tests ran beside it). The pause ends at
-		// an event (the lease ran out); for only bounds it, and must
-		// outlast the lease plus any stall: at its default (2×lease) a
-		// stall of a second let the node's pause lapse before the
-		// holder's lease did, and another client of the node in beside it.
-		{"until=expired", "pause-holder:until=expired:for=20s", boundarySize{time.Second, 80, 60, 30 * time.Second}, uncheckedUnlock, true, "reentrant"},
+		// timeout: the run is cut short (stuck: stuckForGood).
+		// reentrant has no watchdog, so its lease must outlast a
+		// critical section on a busy machine, stalls included: 200 ms
+		// did not while the locks tests ran beside it, nor did a second
+		// under a CPU hog (a holder's acquisition recorded 0.8 s after
+		// the server granted it). The pause ends at an event (the lease
+		// ran out); for only bounds it, and outlasts the lease.
+		{"until=expired", "pause-holder:until=expired:for=30s", boundarySize{5 * time.Second, 80, 60, 45 * time.Second}, uncheckedUnlock, true, "reentrant"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -284,7 +310,7 @@ func TestBoundaryModes(t *testing.T) {
 			for seed := uint64(1); seed <= brokenSeeds; seed++ {
 				run(fmt.Sprintf("broken/seed=%d", seed), func(t *testing.T) {
 					h, rep := boundarySale(t, tt.broken(t), tt.spec, tt.size, seed)
-					if !caught(rep, tt.stuck) {
+					if !caught(rep, tt.stuck && stuckForGood(h)) {
 						t.Errorf("%s not caught under %s (%d injections): pass %v, unjudged %v, saturation %v",
 							h.Header.Impl, tt.spec, len(h.Faults), rep.Pass, rep.Unjudged, rep.Saturation)
 					}

@@ -139,10 +139,16 @@ func register() error {
 			return err
 		}
 	}
+	// A lease lock without a fault is safe only while no holder stalls
+	// past its lease: the fault-free cells take a lease long against a
+	// busy machine's stalls (the matrix's 200 ms default let a 375 ms
+	// stall in a second holder). The pause-holder cells keep the short
+	// one: their pause outlasts any lease on purpose.
+	safeLease := 5 * time.Second
 	return matrix.AddRow(
-		matrix.Cell{Impl: "example-correct", Want: matrix.Safe},
+		matrix.Cell{Impl: "example-correct", Want: matrix.Safe, TTL: safeLease},
 		matrix.Cell{Impl: "example-correct", Fault: "pause-holder", Want: matrix.DataSafe},
-		matrix.Cell{Impl: "example-broken", Want: matrix.Safe},
+		matrix.Cell{Impl: "example-broken", Want: matrix.Safe, TTL: safeLease},
 		matrix.Cell{Impl: "example-broken", Fault: "pause-holder", Want: matrix.Oversell},
 	)
 }

@@ -83,6 +83,9 @@ func TestPauseNoLeaseCanSurvive(t *testing.T) {
 // liveness inconclusive because the harness measured itself saturated
 // (a busy machine), its lock and data safety as the truth table wants.
 func TestTheirRowsInTheMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the matrix runs four sales")
+	}
 	setup(t)
 	var out, errOut bytes.Buffer
 	dir := t.TempDir()

@@ -97,6 +97,9 @@ func TestServiceNode(t *testing.T) {
 // stays correct; its lock's key deleted under it, the faults fire where
 // the flags point them.
 func TestServiceNodeFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two sales under faults against the Node.js service")
+	}
 	npmCI(t)
 	redisAddr := redistest.Start(t)
 	targets, pids := start(t, 2, redisAddr)
@@ -147,6 +150,9 @@ func TestServiceNodeFaults(t *testing.T) {
 // after the instance is back (it takes well under a second to start on
 // a quiet machine, a few on a busy one), so that some are sent to it.
 func TestServiceNodeCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sale of 10 s against the Node.js service, one instance killed and restarted")
+	}
 	npmCI(t)
 	redisAddr := redistest.Start(t)
 	const lease = "LEASE_MS=5000"
@@ -194,6 +200,9 @@ func TestServiceNodeCrash(t *testing.T) {
 // the lease stops refreshing too, the other instance takes the lock, and
 // the stale write the stopped one makes when it runs again is caught.
 func TestServiceNodePausedPastItsLease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sale of 10 s against the Node.js service, its instances paused twenty times")
+	}
 	npmCI(t)
 	targets, pids := start(t, 2, redistest.Start(t), "LEASE_MS=100", "HOLD_MS=2")
 	var out, errOut bytes.Buffer
