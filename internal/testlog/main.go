@@ -61,7 +61,9 @@ func summary(r io.Reader, w io.Writer) ([]skip, error) {
 				}
 				continue
 			}
-			buf[k] = append(buf[k], e.Output)
+			if !strings.HasPrefix(e.Output, "=== ") { // -json's own progress lines
+				buf[k] = append(buf[k], e.Output)
+			}
 		case "fail":
 			if e.Test == "" {
 				// Tests the package's failure cut short (a panic, a
@@ -137,7 +139,11 @@ func report(w io.Writer, skips []skip) {
 		fmt.Fprintln(w, "skipped: none")
 		return
 	}
-	fmt.Fprintf(w, "skipped: %d tests\n", len(skips))
+	noun := "tests"
+	if len(skips) == 1 {
+		noun = "test"
+	}
+	fmt.Fprintf(w, "skipped: %d %s\n", len(skips), noun)
 	for _, s := range skips {
 		fmt.Fprintf(w, "  %s %s: %s\n", strings.TrimPrefix(s.Package, "github.com/lockbench/lockbench/"), s.Test, s.Reason)
 	}

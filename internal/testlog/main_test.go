@@ -42,7 +42,7 @@ func TestSummary(t *testing.T) {
 				`{"Action":"output",` + p + `,"Output":"FAIL\texample.com/p\t0.01s\n"}`,
 				`{"Action":"fail",` + p + `}`,
 			},
-			wantOut:   "=== RUN   TestA\n    a_test.go:9: boom\n--- FAIL: TestA (0.00s)\nFAIL\nFAIL\texample.com/p\t0.01s\n",
+			wantOut:   "    a_test.go:9: boom\n--- FAIL: TestA (0.00s)\nFAIL\nFAIL\texample.com/p\t0.01s\n",
 			wantSkips: []skip{{"example.com/p", "TestB", "no redis-server on PATH"}},
 		},
 		{
@@ -88,7 +88,7 @@ func TestReport(t *testing.T) {
 		want  string
 	}{
 		{nil, "skipped: none\n"},
-		{[]skip{{"github.com/lockbench/lockbench/cli", "TestX", "-short"}}, "skipped: 1 tests\n  cli TestX: -short\n"},
+		{[]skip{{"github.com/lockbench/lockbench/cli", "TestX", "-short"}}, "skipped: 1 test\n  cli TestX: -short\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
