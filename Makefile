@@ -14,12 +14,20 @@ build:
 # headless Chromium (skipped when chromium is missing, unless
 # LOCKBENCH_REQUIRE_BROWSER=1), and the docker backend (skipped without a
 # Docker daemon or the image $LOCKBENCH_REDIS_IMAGE, unless
-# LOCKBENCH_REQUIRE_DOCKER=1).
+# LOCKBENCH_REQUIRE_DOCKER=1). internal/testlog runs go test -json and
+# prints what go test prints (failures, each package's ok or FAIL line),
+# then every skipped test with its reason; it exits as go test did (built
+# first, as go run would turn every failure into exit 1).
+TESTLOG := bin/testlog
 test: lint
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) build -o $(TESTLOG) ./internal/testlog
+	GO=$(GO) $(TESTLOG) -count=1 -timeout 20m ./...
 
+# The developer's suite, a few minutes: -short skips the long end-to-end
+# sales, truth tables and fault sweeps (each says so in the skipped list).
 test-short:
-	$(GO) test -count=1 -short ./...
+	$(GO) build -o $(TESTLOG) ./internal/testlog
+	GO=$(GO) $(TESTLOG) -count=1 -short -timeout 10m ./...
 
 # The README's picture of a report, taken by the browser test in headless
 # Chromium (needs chromium on PATH).

@@ -193,7 +193,7 @@ func checkWidths(ctx context.Context, t *testing.T, b *browsertest.Browser, name
 // the README's picture.
 func TestReportInBrowser(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a sale and a browser")
+		t.Skip("-short: runs a sale and a browser")
 	}
 	b := browsertest.Start(t)
 	dir := filepath.Join(t.TempDir(), "run1")

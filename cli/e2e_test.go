@@ -40,75 +40,133 @@ func runJSON(t *testing.T, args ...string) (int, *reports.Result) {
 	return code, res
 }
 
-// backends returns the flags that select each backend under test: the
-// embedded server, and a real redis-server started for the test.
-func backends(t *testing.T) map[string][]string {
+// backend is the flags that select a backend under test, or why it is
+// skipped.
+type backend struct {
+	args []string
+	skip string
+}
+
+// backends returns each backend under test: the embedded server, and a
+// real redis-server started for the test (skipped, visibly, in each of
+// its subtests when redis-server is missing, unless
+// LOCKBENCH_REQUIRE_REDIS=1 makes that fatal).
+func backends(t *testing.T) map[string]backend {
 	t.Helper()
-	b := map[string][]string{"embedded": nil}
-	if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" || redistest.Available() {
-		b["redis"] = []string{"--redis=" + redistest.Start(t)}
+	b := map[string]backend{"embedded": {}}
+	if os.Getenv(redistest.RequireEnv) == "1" || redistest.Available() {
+		b["redis"] = backend{args: []string{"--redis=" + redistest.Start(t)}}
 	} else {
-		t.Log("redis-server not on PATH: real-Redis cases skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+		b["redis"] = backend{skip: "redis-server not on PATH: real-Redis case skipped (" + redistest.RequireEnv + "=1 makes this fatal)"}
 	}
 	return b
 }
 
+// saleCase is one end-to-end sale of TestSaleVerdicts.
+type saleCase struct {
+	name     string
+	args     []string
+	embedded bool // also run on the embedded server (the others are too slow there at this size)
+	short    bool // runs under -short too, on the embedded server
+	wantExit int
+	check    func(t *testing.T, r reports.Run)
+}
+
+// oversells checks that r's oversell was caught.
+func oversells(t *testing.T, r reports.Run) {
+	t.Helper()
+	if r.Oversold == 0 || r.Data.Status == "ok" {
+		t.Errorf("oversold %d, data safety %s: want an oversell caught", r.Oversold, r.Data.Status)
+	}
+}
+
+// sellsExactly checks that r sold exactly its stock, cleanly.
+func sellsExactly(t *testing.T, r reports.Run) {
+	t.Helper()
+	if r.Sold != r.Stock || r.Oversold != 0 || r.Lock.Overlaps != 0 || r.Linearizability.Status != "ok" {
+		t.Errorf("sold %d/%d, oversold %d, overlaps %d, linearizability %s: want exactly the stock, clean",
+			r.Sold, r.Stock, r.Oversold, r.Lock.Overlaps, r.Linearizability.Status)
+	}
+}
+
+// sellsSafely checks that r sold no more than its stock, cleanly: what a
+// run whose liveness went unjudged must still show.
+func sellsSafely(t *testing.T, r reports.Run) {
+	t.Helper()
+	if r.Sold > r.Stock || r.Oversold != 0 || r.Lock.Overlaps != 0 || r.Linearizability.Status != "ok" {
+		t.Errorf("sold %d/%d, oversold %d, overlaps %d, linearizability %s: want no more than the stock, clean",
+			r.Sold, r.Stock, r.Oversold, r.Lock.Overlaps, r.Linearizability.Status)
+	}
+}
+
+// saturated reports whether r is inconclusive for the reason the product
+// gives: nothing failed, liveness went unjudged, and the harness measured
+// itself saturated. A correct lock's sale on a busy machine may end so;
+// never without the measurement.
+func saturated(r reports.Run) bool {
+	return r.Verdict == reports.Inconclusive && len(r.Reasons) == 0 && len(r.Unjudged) > 0 && len(r.Saturation) > 0
+}
+
+// TestSaleVerdicts runs whole sales through the command line and checks
+// their verdicts and exit codes. A sale that must pass may instead be
+// inconclusive (exit 4) only where every run of it was measured saturated
+// (a busy machine: see saturated), and must then still be safe; a sale
+// that must fail fails on safety, which saturation does not touch.
+// Under -short only the small sales on the embedded server run.
 func TestSaleVerdicts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end sales take tens of seconds")
-	}
-	type tc struct {
-		name     string
-		args     []string
-		embedded bool // also run on the embedded server (the others are too slow there at this size)
-		wantExit int
-		check    func(t *testing.T, r reports.Run)
-	}
-	oversells := func(t *testing.T, r reports.Run) {
-		if r.Oversold == 0 || r.Data.Status == "ok" {
-			t.Errorf("oversold %d, data safety %s: want an oversell caught", r.Oversold, r.Data.Status)
-		}
-	}
-	sellsExactly := func(t *testing.T, r reports.Run) {
-		if r.Sold != r.Stock || r.Oversold != 0 || r.Lock.Overlaps != 0 || r.Linearizability.Status != "ok" {
-			t.Errorf("sold %d/%d, oversold %d, overlaps %d, linearizability %s: want exactly the stock, clean",
-				r.Sold, r.Stock, r.Oversold, r.Lock.Overlaps, r.Linearizability.Status)
-		}
-	}
-	cases := []tc{
-		{"none oversells", []string{"--impl=none", "--clients=4000", "--stock=1000"}, true, exitFail, oversells},
-		{"local fails on two nodes", []string{"--impl=local", "--nodes=2", "--clients=4000", "--stock=1000"}, true, exitFail, func(t *testing.T, r reports.Run) {
+	cases := []saleCase{
+		{"none oversells", []string{"--impl=none", "--clients=4000", "--stock=1000"}, true, true, exitFail, oversells},
+		{"local fails on two nodes", []string{"--impl=local", "--nodes=2", "--clients=4000", "--stock=1000"}, true, false, exitFail, func(t *testing.T, r reports.Run) {
 			if r.Lock.Overlaps == 0 {
 				t.Errorf("no lock overlaps across two nodes")
 			}
 			oversells(t, r)
 		}},
-		{"local passes on one node", []string{"--impl=local", "--nodes=1", "--clients=4000", "--stock=1000"}, true, exitPass, sellsExactly},
-		{"watchdog at 20000", []string{"--impl=watchdog", "--clients=20000"}, true, exitPass, sellsExactly},
-		{"atomic at 20000", []string{"--impl=atomic", "--clients=20000"}, true, exitPass, sellsExactly},
-		{"lua at 20000", []string{"--impl=lua", "--clients=20000"}, false, exitPass, sellsExactly},
-		{"reentrant at 20000", []string{"--impl=reentrant", "--clients=20000"}, false, exitPass, sellsExactly},
-		{"fenced at 20000", []string{"--impl=fenced", "--clients=20000"}, false, exitPass, sellsExactly},
-		{"lua, reentrant, fenced small", []string{"--impl=lua,reentrant,fenced", "--clients=2000", "--stock=500"}, true, exitPass, sellsExactly},
-		{"nested acquisition", []string{"--impl=reentrant,watchdog", "--reentry=3", "--clients=2000", "--stock=500"}, true, exitPass, sellsExactly},
+		{"local passes on one node", []string{"--impl=local", "--nodes=1", "--clients=4000", "--stock=1000"}, true, false, exitPass, sellsExactly},
+		{"watchdog at 20000", []string{"--impl=watchdog", "--clients=20000"}, true, false, exitPass, sellsExactly},
+		{"atomic at 20000", []string{"--impl=atomic", "--clients=20000"}, true, false, exitPass, sellsExactly},
+		{"lua at 20000", []string{"--impl=lua", "--clients=20000"}, false, false, exitPass, sellsExactly},
+		{"reentrant at 20000", []string{"--impl=reentrant", "--clients=20000"}, false, false, exitPass, sellsExactly},
+		{"fenced at 20000", []string{"--impl=fenced", "--clients=20000"}, false, false, exitPass, sellsExactly},
+		{"lua, reentrant, fenced small", []string{"--impl=lua,reentrant,fenced", "--clients=2000", "--stock=500"}, true, false, exitPass, sellsExactly},
+		// The pass that -short keeps: watchdog hands the lock over by
+		// pub/sub instead of spinning, cheap on a busy machine.
+		{"watchdog small", []string{"--impl=watchdog", "--clients=1000", "--stock=300"}, true, true, exitPass, sellsExactly},
+		{"nested acquisition", []string{"--impl=reentrant,watchdog", "--reentry=3", "--clients=2000", "--stock=500"}, true, false, exitPass, sellsExactly},
 	}
-	for bname, bargs := range backends(t) {
+	for bname, b := range backends(t) {
 		for _, c := range cases {
 			if bname == "embedded" && !c.embedded {
 				continue
 			}
 			t.Run(bname+"/"+c.name, func(t *testing.T) {
-				args := append(append([]string{}, c.args...), bargs...)
-				args = append(args, "--timeout=150s", "--seed=7")
-				code, res := runJSON(t, args...)
-				if code != c.wantExit {
-					t.Errorf("exit %d, want %d", code, c.wantExit)
+				if testing.Short() && (!c.short || bname != "embedded") {
+					t.Skip("-short: the larger end-to-end sales take tens of seconds each")
 				}
+				if b.skip != "" {
+					t.Skip(b.skip)
+				}
+				args := append(append([]string{}, c.args...), b.args...)
+				// The timeout bounds the test on a busy machine: a sale
+				// cut short by it there is inconclusive (saturated), and
+				// on a quiet one each ends in seconds, far inside it.
+				args = append(args, "--timeout=90s", "--seed=7")
+				code, res := runJSON(t, args...)
+				inconclusive := c.wantExit == exitPass && code == exitInconclusive
 				for _, r := range res.Runs {
-					c.check(t, r)
-					if r.Verdict == reports.Pass && c.wantExit != exitPass || r.Verdict != reports.Pass && c.wantExit == exitPass {
-						t.Errorf("%s: verdict %s, reasons %v", r.Impl, r.Verdict, r.Reasons)
+					switch {
+					case r.Verdict == reports.Pass && c.wantExit == exitPass, r.Verdict == reports.Fail && c.wantExit == exitFail:
+						c.check(t, r)
+					case c.wantExit == exitPass && saturated(r):
+						t.Logf("%s: inconclusive on a saturated harness (%v): %v", r.Impl, r.Saturation, r.Unjudged)
+						sellsSafely(t, r)
+					default:
+						t.Errorf("%s: verdict %s, reasons %v, unjudged %v, saturation %v", r.Impl, r.Verdict, r.Reasons, r.Unjudged, r.Saturation)
+						inconclusive = false
 					}
+				}
+				if code != c.wantExit && !inconclusive {
+					t.Errorf("exit %d, want %d", code, c.wantExit)
 				}
 			})
 		}
@@ -184,7 +242,7 @@ func TestUsageErrors(t *testing.T) {
 // with exit 2 before anything runs, never skipped in silence.
 func TestFaultUnavailableOnBackend(t *testing.T) {
 	if !redistest.Available() && os.Getenv("LOCKBENCH_REQUIRE_REDIS") != "1" {
-		t.Skip("redis-server not on PATH")
+		t.Skip("redis-server not on PATH (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
 	}
 	addr := redistest.Start(t)
 	code, out, errOut := lockbench(t, "--impl=lua", "--faults=restart", "--redis="+addr, "--clients=10")
@@ -390,10 +448,10 @@ func TestWrongPasswordNamesTheFlag(t *testing.T) {
 // server.
 func TestServerLost(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits for the lost server to be noticed")
+		t.Skip("-short: waits for the lost server to be noticed")
 	}
 	if !redistest.Available() && os.Getenv("LOCKBENCH_REQUIRE_REDIS") != "1" {
-		t.Skip("redis-server not on PATH")
+		t.Skip("redis-server not on PATH (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
 	}
 	addr := redistest.Start(t)
 	c := redistest.Client(t, addr)

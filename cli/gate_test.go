@@ -66,7 +66,7 @@ func readJUnit(t *testing.T, path string) (junitDoc, map[string]string) {
 
 func TestGate(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs sales")
+		t.Skip("-short: runs sales")
 	}
 	tests := []struct {
 		name     string
@@ -163,7 +163,7 @@ func TestGate(t *testing.T) {
 // recorded, every repetition's history kept, and the gate to pass.
 func TestRepeat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs sales")
+		t.Skip("-short: runs sales")
 	}
 	dir := filepath.Join(t.TempDir(), "out")
 	args := append([]string{"--impl=watchdog,atomic", "--repeat=3", "--out=" + dir, "--baseline=" + slackBaseline}, smallSale...)
@@ -232,7 +232,7 @@ func TestGateUsageErrors(t *testing.T) {
 // were not kept beside it: the report is written, with a note.
 func TestReportOffline(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a sale")
+		t.Skip("-short: runs a sale")
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	code, _, errOut := lockbench(t, append([]string{"--impl=local", "--out=" + dir}, smallSale...)...)

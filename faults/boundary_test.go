@@ -211,55 +211,116 @@ func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, s
 	return h, checker.Check(h, checker.Options{Timeout: time.Minute})
 }
 
+// stuckForGood reports whether h shows a lock stuck for good: the sale
+// was cut short by its timeout with buyers still waiting, and nobody took
+// the lock after the struck holder released it, for the rest of the
+// sale. A correct lock is free once released: on however busy a machine,
+// a waiting buyer takes it within the tens of seconds left.
+func stuckForGood(h *history.History) bool {
+	if h.Header.CutBy != history.CutTimeout || len(h.Faults) == 0 {
+		return false
+	}
+	var released int64
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Client == h.Faults[0].Client && op.Released > released {
+			released = op.Released
+		}
+	}
+	if released == 0 {
+		return false
+	}
+	for i := range h.Ops {
+		if h.Ops[i].Acquired > released {
+			return false
+		}
+	}
+	return true
+}
+
+// boundarySlots bounds the boundary sales that run at once, over all the
+// modes: each sale's buyers wait out pauses, but forty of them at once on
+// two cores stall the harness for longer than any lease here can take.
+var boundarySlots = make(chan struct{}, 6)
+
+// caught reports whether the checker failed rep's run for a reason it
+// could judge: a safety failure, or a liveness failure on a harness that
+// kept up. stuck says the history shows the bug itself, a lock stuck for
+// good (stuckForGood): on a harness the product measured saturated, its
+// liveness findings are set aside (inconclusive), and the stuck lock is
+// caught there.
+func caught(rep checker.Report, stuck bool) bool {
+	if len(rep.Reasons) > 0 {
+		return true
+	}
+	return stuck && rep.Inconclusive && len(rep.Saturation) > 0
+}
+
+// clean reports whether rep's run of a correct lock is clean: it passed,
+// or nothing failed and only liveness went unjudged because the harness
+// measured itself saturated (a short lease on a busy machine), never
+// inconclusive without that measurement.
+func clean(rep checker.Report) bool {
+	return rep.Pass || rep.Inconclusive && len(rep.Reasons) == 0 && len(rep.Saturation) > 0
+}
+
 func TestBoundaryModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 90 sales under faults take minutes")
+	}
 	tests := []struct {
 		mode    string
 		spec    string
 		size    boundarySize
 		broken  func(*testing.T) locks.Impl
+		stuck   bool // the broken lock's bug is a lock stuck for good
 		correct string
 	}{
 		// fenced's overlaps are notes (its data is fenced), so a short
-		// lease that a busy machine overruns cannot fail it.
-		{"until=next", "pause-holder:until=next:count=all:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, offByOneFence, "fenced"},
+		// lease that a busy machine overruns cannot fail it: at most its
+		// liveness goes unjudged (clean).
+		{"until=next", "pause-holder:until=next:count=all:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, offByOneFence, false, "fenced"},
 		// lua fails on any overlap: its lease must outlast a critical
-		// section on a busy machine. 60 releases meet the 1-in-50 bug once.
-		{"count=all", "pause-before-release:count=all", boundarySize{200 * time.Millisecond, 80, 60, 2 * time.Minute}, uncheckedDelete, "lua"},
+		// section held half a lease by the fault, plus the longest stall
+		// of a busy machine (200 ms did not; a second leaves half a
+		// second). 20 releases meet the 1-in-10 bug twice.
+		{"count=all", "pause-before-release:count=all", boundarySize{time.Second, 30, 20, 2 * time.Minute}, uncheckedDelete, false, "lua"},
 		// A stuck lock keeps every later buyer waiting until the sale's
-		// timeout: the run is cut short. reentrant has no watchdog, so its
-		// lease must outlast a critical section on a busy machine (200 ms
-		// did not while the locks tests ran beside it).
-		{"until=expired", "pause-holder:until=expired", boundarySize{time.Second, 80, 60, 30 * time.Second}, uncheckedUnlock, "reentrant"},
+		// timeout: the run is cut short (stuck: stuckForGood).
+		// reentrant has no watchdog, so its lease must outlast a
+		// critical section on a busy machine, stalls included: 200 ms
+		// did not while the locks tests ran beside it, nor did a second
+		// under a CPU hog (a holder's acquisition recorded 0.8 s after
+		// the server granted it). The pause ends at an event (the lease
+		// ran out); for only bounds it, and outlasts the lease.
+		{"until=expired", "pause-holder:until=expired:for=30s", boundarySize{5 * time.Second, 80, 60, 45 * time.Second}, uncheckedUnlock, true, "reentrant"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
-			// The sales mostly wait out pauses: eight at a time, whatever
-			// -parallel says, keep the test short without crowding two cores.
-			sem := make(chan struct{}, 8)
 			var wg sync.WaitGroup
 			run := func(name string, f func(t *testing.T)) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					sem <- struct{}{}
-					defer func() { <-sem }()
+					boundarySlots <- struct{}{}
+					defer func() { <-boundarySlots }()
 					t.Run(name, f)
 				}()
 			}
 			for seed := uint64(1); seed <= brokenSeeds; seed++ {
 				run(fmt.Sprintf("broken/seed=%d", seed), func(t *testing.T) {
 					h, rep := boundarySale(t, tt.broken(t), tt.spec, tt.size, seed)
-					if rep.Pass {
-						t.Errorf("%s passed under %s (%d injections)", h.Header.Impl, tt.spec, len(h.Faults))
+					if !caught(rep, tt.stuck && stuckForGood(h)) {
+						t.Errorf("%s not caught under %s (%d injections): pass %v, unjudged %v, saturation %v",
+							h.Header.Impl, tt.spec, len(h.Faults), rep.Pass, rep.Unjudged, rep.Saturation)
 					}
 				})
 			}
 			for seed := uint64(1); seed <= cleanSeeds; seed++ {
 				run(fmt.Sprintf("correct/seed=%d", seed), func(t *testing.T) {
 					h, rep := boundarySale(t, lookup(t, tt.correct), tt.spec, tt.size, seed)
-					if !rep.Pass {
-						t.Errorf("%s failed under %s: %v", tt.correct, tt.spec, rep.Reasons)
+					if !clean(rep) {
+						t.Errorf("%s failed under %s: %v (unjudged %v, saturation %v)", tt.correct, tt.spec, rep.Reasons, rep.Unjudged, rep.Saturation)
 					}
 					// How many holders there are depends on the machine
 					// (a buyer of one attempt gives up while the lock is

@@ -194,12 +194,17 @@ func (g *gate) wait(ctx context.Context) error {
 // session timeout: the session expires, a second holder enters while the
 // first still holds its lease, and the first learns nothing until it
 // releases (zookeeper reports ErrNotHeld; the seed swallows it).
+//
+// The pause ends at an event (the second holder is in), not after a
+// time; only the paused session may expire, so both sessions are long
+// against a busy machine's stalls (a 500 ms one, pinged at a third of it,
+// expired by itself under load): the holder's is short enough for the
+// test to wait it out, the second holder's never runs out during it.
 func testZKPause(t *testing.T, addr string, im locks.Impl) {
 	key := lockKey(t)
-	ttl := 500 * time.Millisecond
 	var g gate
-	a := zkNode(t, im, addr, key, ttl, g.wait)
-	b := zkNode(t, im, addr, key, ttl, nil)
+	a := zkNode(t, im, addr, key, 3*time.Second, g.wait)
+	b := zkNode(t, im, addr, key, time.Minute, nil)
 	held := acquire(t, t.Context(), a, "a")
 	g.close()
 	second := acquire(t, t.Context(), b, "b") // the overlap: a still holds
@@ -214,10 +219,11 @@ func testZKPause(t *testing.T, addr string, im locks.Impl) {
 
 // testZKCrash kills the holder (its context ends before it releases): the
 // lock stays held until the dead session expires, then the others get in;
-// the crashed node serves later buyers on a fresh session.
+// the crashed node serves later buyers on a fresh session. The session is
+// long against a busy machine's stalls, so that only the crash ends it.
 func testZKCrash(t *testing.T, addr string, im locks.Impl) {
 	key := lockKey(t)
-	ttl := time.Second
+	ttl := 3 * time.Second
 	a := zkNode(t, im, addr, key, ttl, nil)
 	b := zkNode(t, im, addr, key, ttl, nil)
 	ctx, crash := context.WithCancel(t.Context())

@@ -45,12 +45,18 @@ func truthKinds(t *testing.T) []string {
 	if os.Getenv("LOCKBENCH_REQUIRE_REDIS") == "1" || redistest.Available() {
 		kinds = append(kinds, "redis")
 	} else {
-		t.Log("redis-server not on PATH: real-Redis rows skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+		// A subtest of its own, so that the skip shows in the list.
+		t.Run("redis", func(t *testing.T) {
+			t.Skip("redis-server not on PATH: real-Redis rows skipped (LOCKBENCH_REQUIRE_REDIS=1 makes this fatal)")
+		})
 	}
 	if os.Getenv(redistest.RequireSentinelEnv) == "1" || redistest.SentinelAvailable() {
 		kinds = append(kinds, "sentinel")
 	} else {
-		t.Log("redis-sentinel not on PATH: the failover rows skipped (LOCKBENCH_REQUIRE_SENTINEL=1 makes this fatal)")
+		// A subtest of its own, so that the skip shows in the list.
+		t.Run("sentinel", func(t *testing.T) {
+			t.Skip("redis-sentinel not on PATH: the failover rows skipped (LOCKBENCH_REQUIRE_SENTINEL=1 makes this fatal)")
+		})
 	}
 	// The cells of the faults that stop or kill a node, with every node
 	// a process of its own (SIGSTOP, SIGKILL).
@@ -103,7 +109,7 @@ func serverFault(c matrix.Cell) bool {
 // worthless.
 func TestTruthTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the truth table takes minutes")
+		t.Skip("-short: the truth table takes minutes")
 	}
 	failSeeds, safeSeeds := truthSeeds(t)
 	kinds := truthKinds(t)

@@ -110,6 +110,9 @@ func TestShop(t *testing.T) {
 // container answers nothing meanwhile, and with lua's 30 s lease the sale
 // stays correct.
 func TestShopInContainers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the shop and runs it in containers")
+	}
 	image := dockertest.RedisImage(t) // any image will do: the shop is a static binary
 	bin := filepath.Join(t.TempDir(), "shop")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -180,6 +183,9 @@ func waitListening(t *testing.T, hostport string) {
 // relay; with the link of instance 0 cut for half a second, that instance
 // sells nothing meanwhile.
 func TestShopLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two sales through the fault proxy")
+	}
 	redisAddr := redistest.Start(t)
 	var via []string
 	for range 2 {
