@@ -36,10 +36,13 @@ type skip struct {
 	Package, Test, Reason string
 }
 
+// tally counts the tests that passed and failed, for the last line.
+type tally struct{ passed, failed int }
+
 // summary reads the events of go test -json from r and writes the output
 // go test would print without -v to w; it returns the skipped tests in
-// the order they ended.
-func summary(r io.Reader, w io.Writer) ([]skip, error) {
+// the order they ended, and counts the others in t.
+func summary(r io.Reader, w io.Writer, t *tally) ([]skip, error) {
 	buf := map[key][]string{}
 	var skips []skip
 	sc := bufio.NewScanner(r)
@@ -71,6 +74,7 @@ func summary(r io.Reader, w io.Writer) ([]skip, error) {
 				flush(w, buf, e.Package)
 				continue
 			}
+			t.failed++
 			for _, s := range buf[k] {
 				fmt.Fprint(w, s)
 			}
@@ -81,6 +85,9 @@ func summary(r io.Reader, w io.Writer) ([]skip, error) {
 			}
 			delete(buf, k)
 		case "pass":
+			if e.Test != "" {
+				t.passed++
+			}
 			delete(buf, k)
 		}
 	}
@@ -133,8 +140,11 @@ func reason(out []string) string {
 	return strings.Join(parts, " ")
 }
 
-// report writes the list of skipped tests.
-func report(w io.Writer, skips []skip) {
+// report writes the list of skipped tests, then the counts on a line of
+// their own ("tests: N passed, N failed, N skipped"), the plain closing
+// line any CI reader understands.
+func report(w io.Writer, skips []skip, t tally) {
+	defer fmt.Fprintf(w, "tests: %d passed, %d failed, %d skipped\n", t.passed, t.failed, len(skips))
 	if len(skips) == 0 {
 		fmt.Fprintln(w, "skipped: none")
 		return
@@ -165,12 +175,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testlog:", err)
 		os.Exit(2)
 	}
-	skips, serr := summary(out, os.Stdout)
+	var t tally
+	skips, serr := summary(out, os.Stdout, &t)
 	if serr != nil {
 		io.Copy(io.Discard, out)
 	}
 	werr := cmd.Wait()
-	report(os.Stdout, skips)
+	report(os.Stdout, skips, t)
 	if serr != nil {
 		fmt.Fprintln(os.Stderr, "testlog:", serr)
 	}

@@ -13,6 +13,7 @@ func TestSummary(t *testing.T) {
 		in        []string
 		wantOut   string
 		wantSkips []skip
+		wantTally tally
 	}{
 		{
 			name: "pass prints the package line only",
@@ -25,7 +26,8 @@ func TestSummary(t *testing.T) {
 				`{"Action":"output",` + p + `,"Output":"ok  \texample.com/p\t0.01s\n"}`,
 				`{"Action":"pass",` + p + `}`,
 			},
-			wantOut: "ok  \texample.com/p\t0.01s\n",
+			wantOut:   "ok  \texample.com/p\t0.01s\n",
+			wantTally: tally{passed: 1},
 		},
 		{
 			name: "a failure prints its output, a skip its reason",
@@ -44,6 +46,7 @@ func TestSummary(t *testing.T) {
 			},
 			wantOut:   "    a_test.go:9: boom\n--- FAIL: TestA (0.00s)\nFAIL\nFAIL\texample.com/p\t0.01s\n",
 			wantSkips: []skip{{"example.com/p", "TestB", "no redis-server on PATH"}},
+			wantTally: tally{failed: 1},
 		},
 		{
 			name: "a test cut short by its package's failure is shown",
@@ -63,9 +66,13 @@ func TestSummary(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			skips, err := summary(strings.NewReader(strings.Join(tt.in, "\n")+"\n"), &out)
+			var tl tally
+			skips, err := summary(strings.NewReader(strings.Join(tt.in, "\n")+"\n"), &out, &tl)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tl != tt.wantTally {
+				t.Errorf("tally %+v, want %+v", tl, tt.wantTally)
 			}
 			if out.String() != tt.wantOut {
 				t.Errorf("output:\n%q\nwant:\n%q", out.String(), tt.wantOut)
@@ -87,12 +94,12 @@ func TestReport(t *testing.T) {
 		skips []skip
 		want  string
 	}{
-		{nil, "skipped: none\n"},
-		{[]skip{{"github.com/lockbench/lockbench/cli", "TestX", "-short"}}, "skipped: 1 test\n  cli TestX: -short\n"},
+		{nil, "skipped: none\ntests: 3 passed, 1 failed, 0 skipped\n"},
+		{[]skip{{"github.com/lockbench/lockbench/cli", "TestX", "-short"}}, "skipped: 1 test\n  cli TestX: -short\ntests: 3 passed, 1 failed, 1 skipped\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		report(&b, tt.skips)
+		report(&b, tt.skips, tally{passed: 3, failed: 1})
 		if b.String() != tt.want {
 			t.Errorf("report(%v) = %q, want %q", tt.skips, b.String(), tt.want)
 		}
