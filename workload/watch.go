@@ -76,11 +76,14 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 				pctx, cancel := context.WithTimeout(ctx, r.lostAfter())
 				defer cancel()
 				t0 := time.Now()
-				if r.inv.ping(pctx) == nil {
+				err := r.inv.ping(pctx)
+				if err == nil {
 					lastOK.Store(time.Now().UnixNano())
-					if inProcess && r.quietUntil.Load() < t0.UnixNano() {
-						r.health.Ping(time.Since(t0))
-					}
+				}
+				// A ping unanswered for lostAfter counts as that long; one
+				// cut by the sale's end, or one a fault silenced, not at all.
+				if inProcess && ctx.Err() == nil && r.quietUntil.Load() < t0.UnixNano() {
+					r.health.Ping(time.Since(t0))
 				}
 			}()
 		}
