@@ -21,7 +21,7 @@ build:
 TESTLOG := bin/testlog
 test: lint
 	$(GO) build -o $(TESTLOG) ./internal/testlog
-	GO=$(GO) $(TESTLOG) -count=1 -timeout 20m ./...
+	GO=$(GO) $(TESTLOG) -count=1 -timeout 40m ./...
 
 # The developer's suite, a few minutes: -short skips the long end-to-end
 # sales, truth tables and fault sweeps (each says so in the skipped list).
