@@ -12,6 +12,7 @@
 package history
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -395,7 +396,7 @@ func (h *Health) Merge(o Health) {
 	h.GCPauseTotal = max(h.GCPauseTotal, o.GCPauseTotal)
 	h.ServerPingMax = max(h.ServerPingMax, o.ServerPingMax)
 	h.Starved = append(h.Starved, o.Starved...)
-	slices.SortFunc(h.Starved, func(a, b Span) int { return int(min(max(a.From-b.From, -1), 1)) })
+	slices.SortFunc(h.Starved, func(a, b Span) int { return cmp.Compare(a.From, b.From) })
 	o.Nodes = nil
 	h.Nodes = append(h.Nodes, o)
 }
