@@ -32,6 +32,13 @@ const (
 	PingBound = time.Second
 )
 
+// OthersLimit is how many ready tasks of other processes, on average,
+// saturate the harness that measured h: OthersBound for each of the
+// machine's cores.
+func OthersLimit(h *history.Health) float64 {
+	return OthersBound * float64(max(h.Cores, h.CPUs, 1))
+}
+
 // saturation says how the harness that recorded h was saturated beyond
 // what its workload tolerates, one sentence each with the measurement and
 // the bound it crossed; nil when it was healthy, or its health was not
@@ -48,9 +55,9 @@ func saturation(h *history.History) []string {
 		return nil
 	}
 	var out []string
-	if cores := max(hl.Cores, hl.CPUs, 1); hl.Others >= OthersBound*float64(cores) {
+	if hl.Others >= OthersLimit(hl) {
 		out = append(out, fmt.Sprintf("other processes kept %.1f tasks ready to run on the machine's %d cores on average (bound %.0f a core): they alone could keep every core busy, and lockbench waited for a CPU %.0f%% of the time it was ready to run",
-			hl.Others, cores, OthersBound, max(0, hl.CPUWait)*100))
+			hl.Others, max(hl.Cores, hl.CPUs, 1), OthersBound, max(0, hl.CPUWait)*100))
 	}
 	if lease := time.Duration(h.Header.Lease); lease > 0 {
 		bound := lease / LeaseStallShare

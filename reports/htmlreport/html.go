@@ -600,11 +600,11 @@ func healthRows(h *history.Health) ([]healthRow, string) {
 		return nil, ""
 	}
 	dur := func(ns int64) string { return reports.FormatMicros((ns + 500) / 1000) }
-	cores := max(h.Cores, h.CPUs, 1)
-	others := healthRow{Name: "other processes' tasks ready to run", Value: "not measured", Bound: fmt.Sprintf("%.0f (a core each)", checker.OthersBound*float64(cores))}
+	limit := checker.OthersLimit(h)
+	others := healthRow{Name: "other processes' tasks ready to run", Value: "not measured", Bound: fmt.Sprintf("%.0f (a core each)", limit)}
 	if h.Others >= 0 {
-		others.Value = fmt.Sprintf("%.1f on %d cores", h.Others, cores)
-		others.Over = h.Others >= checker.OthersBound*float64(cores)
+		others.Value = fmt.Sprintf("%.1f on %d cores", h.Others, max(h.Cores, h.CPUs, 1))
+		others.Over = h.Others >= limit
 	}
 	wait := healthRow{Name: "CPU wait", Value: "not measured"}
 	if h.CPUWait >= 0 {
