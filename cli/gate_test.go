@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,22 +65,65 @@ func readJUnit(t *testing.T, path string) (junitDoc, map[string]string) {
 	return doc, cases
 }
 
+// perfExpectations adapts a case that judges performance to the
+// implementations whose harness was saturated in this run: the gate
+// compares none of their figures and says so (docs/health.md), while it
+// still judges the others. Saturation is judged sale by sale, so on a busy
+// machine one implementation of a run can be saturated and the next not.
+func perfExpectations(tt gateCase, out string) gateCase {
+	var want []string
+	junit := map[string]string{}
+	regressions, inconclusive := 0, false
+	for impl, failure := range tt.junit {
+		switch {
+		case strings.Contains(out, "note: "+impl+": performance not compared: this run's harness was saturated"):
+			junit[impl] = ""
+		case strings.Contains(out, "note: "+impl+": inconclusive (the harness was saturated)"):
+			junit[impl] = ""
+			inconclusive = true
+		default:
+			junit[impl] = failure
+			want = append(want, "  "+failure)
+			regressions++
+		}
+	}
+	if regressions < len(tt.junit) {
+		want = append(want, "harness saturated: ")
+	}
+	switch {
+	case regressions > 0:
+		tt.wantExit = exitFail
+		want = append(want, fmt.Sprintf("gate: FAIL against %s: %d regression", fastBaseline, regressions), "limit ×4.00)")
+	case inconclusive:
+		tt.wantExit = exitInconclusive
+	default:
+		tt.wantExit = exitPass
+		want = append(want, "gate: pass against "+fastBaseline)
+	}
+	tt.want, tt.junit = want, junit
+	return tt
+}
+
+// gateCase is one case of TestGate.
+type gateCase struct {
+	name     string
+	args     []string
+	wantExit int
+	// perf: the case judges performance, which the gate does not
+	// compare when the harness was saturated (a busy machine); its junit
+	// failures then name the regression each implementation must show
+	perf bool
+	// stdout lines that must appear, and must not
+	want, notWant []string
+	// each JUnit case's failure: "" passes, otherwise a text it holds
+	junit map[string]string
+}
+
 func TestGate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs sales")
 	}
-	tests := []struct {
-		name     string
-		args     []string
-		wantExit int
-		// perf: the case judges performance, which the gate does not
-		// compare when the harness was saturated (a busy machine)
-		perf bool
-		// stdout lines that must appear, and must not
-		want, notWant []string
-		// each JUnit case's failure: "" passes, otherwise a text it holds
-		junit map[string]string
-	}{
+	tests := []gateCase{
 		{
 			name:     "pass",
 			args:     []string{"--impl=watchdog,atomic", "--baseline=" + slackBaseline},
@@ -93,7 +137,6 @@ func TestGate(t *testing.T) {
 			perf:     true,
 			args:     []string{"--impl=watchdog,atomic", "--baseline=" + fastBaseline},
 			wantExit: exitFail,
-			want:     []string{"gate: FAIL against " + fastBaseline + ": 2 regressions", "  watchdog: p99 latency 1µs → ", "  atomic: p99 latency 1µs → ", "limit ×4.00)"},
 			notWant:  []string{"sales/s 0.0", "commands per sale", "safety"},
 			junit:    map[string]string{"watchdog": "watchdog: p99 latency 1µs → ", "atomic": "atomic: p99 latency 1µs → "},
 		},
@@ -124,16 +167,8 @@ func TestGate(t *testing.T) {
 			junit := filepath.Join(t.TempDir(), "junit.xml")
 			args := append(append(append([]string{}, tt.args...), smallSale...), "--junit="+junit)
 			code, out, errOut := lockbench(t, args...)
-			if tt.perf && strings.Contains(out, "performance not compared: this run's harness was saturated") {
-				// A starved harness measures itself, not the lock: the
-				// gate must compare none of its figures, and says so for
-				// every implementation (docs/health.md). The regression
-				// is then not judged, and the saturation must be shown.
-				if code != exitPass || strings.Count(out, "performance not compared: this run's harness was saturated") != len(tt.junit) || !strings.Contains(out, "harness saturated: ") {
-					t.Errorf("saturated run: exit %d, want %d with a note per implementation and the saturation shown\n%s%s", code, exitPass, out, errOut)
-				}
-				t.Logf("the harness was saturated: the regression was not judged, as it must not be")
-				return
+			if tt.perf {
+				tt = perfExpectations(tt, out)
 			}
 			if code != tt.wantExit {
 				t.Errorf("exit %d, want %d\n%s%s", code, tt.wantExit, out, errOut)
