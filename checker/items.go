@@ -52,9 +52,6 @@ func split(h *history.History) []part {
 	return parts
 }
 
-// name is how reasons and notes name an item.
-func (p *part) name() string { return "item " + strconv.Itoa(p.item) }
-
 // checkItems checks each item of h on its own, in parallel, and adds the
 // reports up.
 func checkItems(h *history.History, opts Options) Report {

@@ -714,22 +714,31 @@ func recoverySentences(recs []reports.Recovery) []string {
 	for _, f := range order {
 		rs := byFault[f]
 		var back []time.Duration
+		unseen := 0
 		for _, rec := range rs {
-			if !rec.Never {
+			switch {
+			case rec.Unseen:
+				unseen++
+			case !rec.Never:
 				back = append(back, rec.After)
 			}
 		}
-		never := len(rs) - len(back)
+		if unseen == len(rs) {
+			out = append(out, fmt.Sprintf("No attempt was answered after %s: the sale was over, so its effect cannot be seen.", f))
+			continue
+		}
+		seen := len(rs) - unseen // the windows with attempts answered after them
+		never := seen - len(back)
 		switch {
-		case len(rs) == 1 && never == 1:
+		case seen == 1 && never == 1:
 			out = append(out, fmt.Sprintf("After %s the p99 did not come back within twice its level before the faults.", f))
-		case len(rs) == 1:
+		case seen == 1:
 			out = append(out, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", f, micros(back[0])))
 		case len(back) == 0:
-			out = append(out, fmt.Sprintf("After none of the %d %s windows did the p99 come back within twice its level before the faults.", len(rs), f))
+			out = append(out, fmt.Sprintf("After none of the %d %s windows did the p99 come back within twice its level before the faults.", seen, f))
 		default:
 			slices.Sort(back)
-			s := fmt.Sprintf("After the %d %s windows the p99 was back within twice its level before the faults %s after a window ended at the median, %s at the longest", len(rs), f, micros(back[len(back)/2]), micros(back[len(back)-1]))
+			s := fmt.Sprintf("After the %d %s windows the p99 was back within twice its level before the faults %s after a window ended at the median, %s at the longest", seen, f, micros(back[len(back)/2]), micros(back[len(back)-1]))
 			if never > 0 {
 				s += fmt.Sprintf("; after %d it never was", never)
 			}
