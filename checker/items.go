@@ -172,7 +172,8 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 	r.Reasons = byItem(parts, reps, func(p *Report) []string { return p.Reasons })
 	r.Notes = byItem(parts, reps, func(p *Report) []string { return p.Notes })
 	r.Unjudged = byItem(parts, reps, func(p *Report) []string { return p.Unjudged })
-	r.Saturation = reps[0].Saturation // the run's, the same for every item
+	r.Saturation = reps[0].Saturation   // the run's, the same for every item
+	r.Interrupted = reps[0].Interrupted // the run's cut, the same for every item
 	r.settle()
 	return r
 }

@@ -379,6 +379,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	progress.clear()
+	result.NotRun = notRun(plans, len(result.Runs))
 	// A server lost during a sale, or Ctrl-C, leaves the runs done (the
 	// last one cut short): they are judged, printed and written like any
 	// other; then the loss is exit 3, Ctrl-C 130.
@@ -396,6 +397,21 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return lost
 	}
 	return err
+}
+
+// notRun names the implementations of plans that never ran when only the
+// first ran of them did, each once, in order: an implementation one of
+// whose repetitions ran did run.
+func notRun(plans []harness.Plan, ran int) []string {
+	ran = min(ran, len(plans))
+	var out []string
+	for _, p := range plans[ran:] {
+		name := p.Impl.Name
+		if !slices.Contains(out, name) && !slices.ContainsFunc(plans[:ran], func(q harness.Plan) bool { return q.Impl.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // start does what every command that runs sales does first: it picks the
@@ -609,18 +625,20 @@ func finish(ctx context.Context, result *reports.Result, out string, asJSON bool
 // verdictExit is the exit of runs' verdicts: a failure (1) over an
 // inconclusive run (4) over a pass (0).
 func verdictExit(runs []reports.Run) error {
-	code := exitPass
+	var why string
 	for _, r := range runs {
 		switch r.Verdict {
 		case reports.Pass:
+		case reports.Interrupted:
+			why = "interrupted: a run was cut short before its end (an interrupt, or a server lost), so its liveness could not be judged (see above)"
 		case reports.Inconclusive:
-			code = max(code, exitInconclusive)
+			why = cmp.Or(why, "inconclusive: the harness was saturated and liveness could not be judged (see above)")
 		default:
 			return &exitError{code: exitFail}
 		}
 	}
-	if code == exitInconclusive {
-		return &exitError{code: exitInconclusive, err: errors.New("inconclusive: the harness was saturated and liveness could not be judged (see above)")}
+	if why != "" {
+		return &exitError{code: exitInconclusive, err: errors.New(why)}
 	}
 	return nil
 }
@@ -636,6 +654,9 @@ func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
 		writeWhere(stdout, result.Config)
 		if err := reports.WriteTable(stdout, result.Runs); err != nil {
 			return err
+		}
+		if len(result.NotRun) > 0 {
+			fmt.Fprintf(stdout, "\nnever ran: %s (the run ended before %s turn)\n", strings.Join(result.NotRun, ", "), words.Plural(int64(len(result.NotRun)), "its", "their"))
 		}
 		if result.Command != "" {
 			fmt.Fprintf(stdout, "\nreproduce: %s\n", result.Command)

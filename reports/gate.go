@@ -145,8 +145,12 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 	}
 	for i := range current.Runs {
 		cur := &current.Runs[i]
-		if cur.Verdict == Inconclusive {
+		switch cur.Verdict {
+		case Inconclusive:
 			g.Notes = append(g.Notes, cur.Impl+": inconclusive (the harness was saturated): liveness not judged, performance not compared")
+			continue
+		case Interrupted:
+			g.Notes = append(g.Notes, cur.Impl+": interrupted before its end: liveness not judged, performance not compared")
 			continue
 		}
 		if cur.Verdict != Pass {

@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -545,7 +546,7 @@ func verdictClass(verdict string) string {
 	switch verdict {
 	case reports.Pass:
 		return classPass
-	case reports.Inconclusive:
+	case reports.Inconclusive, reports.Interrupted:
 		return classInconclusive
 	}
 	return classFail
@@ -643,7 +644,7 @@ func healthRows(h *history.Health) ([]healthRow, string) {
 // did but one was inconclusive, otherwise pass.
 func headline(r *reports.Result) (string, string) {
 	var parts []string
-	class := classPass
+	class, word := classPass, ""
 	if len(r.Matrix) > 0 {
 		d := reports.Differing(r.Matrix)
 		switch {
@@ -656,12 +657,14 @@ func headline(r *reports.Result) (string, string) {
 		}
 		parts = append(parts, reports.IncompleteSummary(r.Matrix, r.Incomplete))
 	} else {
-		var failed, inconclusive []string
+		var failed, inconclusive, interrupted []string
 		for _, run := range r.Runs {
-			switch verdictClass(run.Verdict) {
-			case classFail:
+			switch {
+			case run.Verdict == reports.Interrupted:
+				interrupted = append(interrupted, run.Impl)
+			case verdictClass(run.Verdict) == classFail:
 				failed = append(failed, run.Impl)
-			case classInconclusive:
+			case verdictClass(run.Verdict) == classInconclusive:
 				inconclusive = append(inconclusive, run.Impl)
 			}
 		}
@@ -670,10 +673,21 @@ func headline(r *reports.Result) (string, string) {
 		case len(failed) > 0:
 			class = classFail
 			parts = append(parts, fmt.Sprintf("%d of %s failed: %s", len(failed), words.Count(n, "implementation"), strings.Join(failed, ", ")))
-		case len(inconclusive) == 0:
+		case len(inconclusive) == 0 && len(interrupted) == 0 && len(r.NotRun) == 0:
 			parts = append(parts, fmt.Sprintf("%s passed", words.Plural(n, "the implementation", fmt.Sprintf("all %d implementations", n))))
 		default:
 			class = classInconclusive
+		}
+		if len(interrupted) > 0 || len(r.NotRun) > 0 {
+			if class != classFail {
+				word = "interrupted"
+			}
+			if len(interrupted) > 0 {
+				parts = append(parts, strings.Join(interrupted, ", ")+" cut short before its end")
+			}
+			if len(r.NotRun) > 0 {
+				parts = append(parts, "never ran: "+strings.Join(r.NotRun, ", "))
+			}
 		}
 		switch {
 		case len(inconclusive) > 0 && n == 1:
@@ -693,7 +707,7 @@ func headline(r *reports.Result) (string, string) {
 	if len(r.Matrix) == 0 {
 		parts = append(parts, faults)
 	}
-	return verdictWord(class) + ": " + strings.Join(parts, " · "), class
+	return cmp.Or(word, verdictWord(class)) + ": " + strings.Join(parts, " · "), class
 }
 
 // recoverySentences says how long each fault's effect on the p99 lasted:
