@@ -164,7 +164,7 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 	if o.out != "" {
 		writeVisualizations(o.out, result, o.checkTimeout, stderr)
 	}
-	err := finish(ctx, result, o.out, o.json, stdout)
+	err := finish(ctx, result, o.out, o.json, detailOf(o.verbose), stdout)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.code == exitInfra || ee.code == exitUsage) {
 		return err

@@ -76,8 +76,9 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 }
 
 // runsOnly are the run's flags the matrix refuses: a cell is judged
-// against the truth table, not a baseline.
-var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio"}
+// against the truth table, not a baseline, and the matrix prints cells,
+// not notes (--verbose).
+var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose"}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts

@@ -65,6 +65,7 @@ type runOpts struct {
 	seed           uint64
 	out            string
 	json           bool
+	verbose        bool
 	timeout        time.Duration
 	checkTimeout   time.Duration
 	cpuprofile     string
@@ -172,6 +173,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
 	fs.StringVar(&o.out, "out", "", "directory to write result.json, report.html and the histories to")
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "say every note of every implementation in full under the table (by default they are folded into one line per kind)")
 	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+harness.FaultLease.String())
 	fs.DurationVar(&o.cmdTimeout, "command-timeout", 3*time.Second, "deadline of each Redis command; one that runs out has an unknown outcome")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
@@ -185,7 +187,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	tidyDefaults(fs)
-	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
 // parseFlags fills o from args; help is true when --help was asked for.
@@ -607,8 +609,8 @@ func runErr(ctx context.Context, err error) error {
 // The summary is printed before result.json is written, so that a file
 // that cannot be written (a disk filled during the run) still leaves the
 // verdicts on the terminal.
-func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, stdout io.Writer) error {
-	if err := printResult(result, asJSON, stdout); err != nil {
+func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, detail reports.Detail, stdout io.Writer) error {
+	if err := printResult(result, asJSON, detail, stdout); err != nil {
 		return err
 	}
 	if out != "" {
@@ -643,16 +645,24 @@ func verdictExit(runs []reports.Run) error {
 	return nil
 }
 
+// detailOf is the summary's detail that -v asks for.
+func detailOf(verbose bool) reports.Detail {
+	if verbose {
+		return reports.Full
+	}
+	return reports.Brief
+}
+
 // printResult writes the result on stdout: its JSON, or the summary table
 // with the backend and the reproduce line.
-func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
+func printResult(result *reports.Result, asJSON bool, detail reports.Detail, stdout io.Writer) error {
 	if asJSON {
 		if err := reports.WriteJSON(stdout, result); err != nil {
 			return err
 		}
 	} else {
 		writeWhere(stdout, result.Config)
-		if err := reports.WriteTable(stdout, result.Runs); err != nil {
+		if err := reports.WriteTable(stdout, result.Runs, detail); err != nil {
 			return err
 		}
 		if len(result.NotRun) > 0 {
