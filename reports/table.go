@@ -245,7 +245,7 @@ func foldNotes(runs []Run) string {
 	for i := range runs {
 		r := &runs[i]
 		for _, note := range r.Notes {
-			key, kind, gist := "=" + note, "", r.Impl
+			key, kind, gist := "="+note, "", r.Impl
 			if m := noteKind.FindStringSubmatch(note); m != nil {
 				kind = m[1]
 				key, gist = kind, strings.TrimPrefix(note, m[0])
