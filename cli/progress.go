@@ -174,7 +174,7 @@ func (p *progress) drawBar(s workload.Progress, st barStyle) string {
 		fmt.Fprintf(&b, sep+rate, salesRate(s))
 	}
 	if st.faults {
-		fmt.Fprintf(&b, "%sfaults %d", sep, s.Faults)
+		fmt.Fprintf(&b, "%sfaults %d", sep, s.Injected)
 	}
 	fmt.Fprintf(&b, "%s%s%sETA %s", sep, roundDur(s.Elapsed), sep, p.eta(s))
 	return b.String()
@@ -182,8 +182,8 @@ func (p *progress) drawBar(s workload.Progress, st barStyle) string {
 
 // plainLine is a log's line, one self-contained sentence of key=value.
 func (p *progress) plainLine(s workload.Progress) string {
-	return fmt.Sprintf("progress: %s%s answered=%d/%d arrived=%d sold=%d/%d sales/s=%s faults=%d elapsed=%s eta=%s",
-		s.Impl, p.runTag(), s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), strings.ReplaceAll(p.eta(s), " ", ""))
+	return fmt.Sprintf("progress: %s%s answered=%d/%d arrived=%d sold=%d/%d sales/s=%s faults=%d faults-now=%d elapsed=%s eta=%s",
+		s.Impl, p.runTag(), s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Injected, s.Faults, roundDur(s.Elapsed), strings.ReplaceAll(p.eta(s), " ", ""))
 }
 
 // runTag numbers the run when there are several.
