@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
 )
 
 // column is one column of the summary table.
@@ -116,6 +117,9 @@ func WriteTable(w io.Writer, runs []Run, detail Detail) error {
 			for _, reason := range r.Reasons {
 				fmt.Fprintf(&details, "  %s: %s\n", r.Impl, reason)
 			}
+		}
+		if len(r.Faults) > 0 {
+			fmt.Fprintf(&details, "  %s: injected %s\n", r.Impl, Injections(r.Faults))
 		}
 		if len(r.Saturation) > 0 {
 			fmt.Fprintf(&details, "  %s: %s\n", r.Impl, SaturationLine(r))
@@ -275,4 +279,23 @@ func foldNotes(runs []Run) string {
 		b.WriteString("  (-v says every note in full)\n")
 	}
 	return b.String()
+}
+
+// Injections says what faults a run injected, by name in the order they
+// first struck, with how many times each did: "pause-holder ×2,
+// latency ×1".
+func Injections(faults []history.Fault) string {
+	var names []string
+	count := map[string]int{}
+	for _, f := range faults {
+		if count[f.Name] == 0 {
+			names = append(names, f.Name)
+		}
+		count[f.Name]++
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " ×" + strconv.Itoa(count[n])
+	}
+	return strings.Join(parts, ", ")
 }
