@@ -249,12 +249,13 @@ func warnLength(w io.Writer, runs int, arrivals string, span, timeout time.Durat
 	if runs < 2 {
 		return
 	}
-	least := ""
+	most := roundDur(time.Duration(runs) * timeout)
+	length := "up to " + most
 	if span = min(span, timeout); span > 0 {
-		least = fmt.Sprintf("at least %s, ", roundDur(time.Duration(runs)*span))
+		length = roundDur(time.Duration(runs)*span) + " to " + most
 	}
-	fmt.Fprintf(w, "lockbench: %d sales one after another: each lasts while its buyers arrive (%s), then until the last is answered, typically a few seconds more for a lock that keeps up, up to --timeout=%s for one that stalls: %sat most %s in all (the progress line numbers them)\n",
-		runs, arrivals, roundDur(timeout), least, roundDur(time.Duration(runs)*timeout))
+	fmt.Fprintf(w, "lockbench: %d sales one after another, each while its buyers arrive (%s) and are answered, --timeout=%s at most: %s in all\n",
+		runs, arrivals, roundDur(timeout), length)
 }
 
 // arrivals says how the buyers of a sale arrive, and over how long.
