@@ -278,7 +278,7 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	} else {
 		writeGrid(w, reports.NewGrid(result.Matrix))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
+		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\tMATCH\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
 		for _, c := range result.Matrix {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, matchMark(c),
 				c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.Lock.Overlaps, c.Run.Linearizability.Status, len(c.Run.Faults))
@@ -363,7 +363,7 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 	for _, v := range sw.Values(time.Second) {
 		head = append(head, v.Label)
 	}
-	fmt.Fprintln(tw, strings.Join(append(head, "BREAKS AT", ""), "\t"))
+	fmt.Fprintln(tw, strings.Join(append(head, "BREAKS AT", "MATCH"), "\t"))
 	for _, c := range cells {
 		row := []string{c.Cell, c.Expected}
 		breaks := "never"
