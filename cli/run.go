@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/procnet"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
@@ -495,6 +497,27 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 	}
 }
 
+// listensOn checks that process pid (or a child of it) listens on the
+// port of the instance at u, so that pause-instance and crash-instance
+// stop that instance and nothing else: a process id from an earlier run
+// (a reproduce line) may name another process by now.
+func listensOn(pid int, u *url.URL) error {
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil // no port to check against: ParseTargets took it as the scheme's
+	}
+	ok, err := procnet.ListensOn(pid, port)
+	switch {
+	case errors.Is(err, procnet.ErrUnsupported):
+		return nil // nothing to tell either way
+	case err != nil:
+		return usageErr("--target-pid: no process %d (the instance at %s)", pid, u)
+	case !ok:
+		return usageErr("--target-pid: process %d does not listen on port %d, so it is not the instance at %s: a fault would stop some other process", pid, port, u)
+	}
+	return nil
+}
+
 // resolveTarget reads --target: the service's instances, one node each.
 func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	t, err := workload.ParseTargets(o.target)
@@ -509,9 +532,12 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if len(o.targetPids) > 0 && len(o.targetPids) != len(t) {
 		return usageErr("--target-pid gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetPids), "pid"), words.Count(len(t), "instance"))
 	}
-	for _, pid := range o.targetPids {
+	for i, pid := range o.targetPids {
 		if pid <= 1 {
 			return usageErr("--target-pid: %d is not an instance's process id", pid)
+		}
+		if err := listensOn(pid, t[i]); err != nil {
+			return err
 		}
 	}
 	if len(o.targetCtrs) > 0 && len(o.targetCtrs) != len(t) {
@@ -722,9 +748,11 @@ func (o *runOpts) command(sub string) string {
 
 // notReproduced are the flags no reproduce line carries: the seed comes
 // last on its own, secrets are never printed (the DSN is written by
-// dsnArg), outputs belong to the run that wrote them, and process and
-// container ids name others once those have gone.
-var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid", "target-container"}
+// dsnArg), and outputs belong to the run that wrote them. The instances'
+// process ids and containers are carried: without them the line cannot
+// run, and a process id that names another process by then is refused
+// (listensOn).
+var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
 
 // commandLine makes the reproduce lines of the run, the matrix and each
 // cell with harness.CommandLine: Program and the subcommand sub (none
