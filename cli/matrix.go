@@ -292,6 +292,9 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	for _, c := range result.Matrix {
 		if !c.Match {
 			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))
+			if load := reports.LoadLine(&c.Run); load != "" {
+				fmt.Fprintf(w, "    %s\n", load)
+			}
 			if c.Inconclusive {
 				fmt.Fprintf(w, "    %s (%s)\n", reports.SaturationLine(&c.Run), words.Count(max(1, c.Tries), "try", "tries"))
 			}

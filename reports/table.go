@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
 )
 
 // column is one column of the summary table.
@@ -298,4 +299,17 @@ func Injections(faults []history.Fault) string {
 		parts[i] = n + " ×" + strconv.Itoa(count[n])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// LoadLine says what the machine was doing while run r ran, for a line
+// that reproduces it elsewhere or later: a rerun on a quieter or busier
+// machine may answer otherwise. Empty when its health was not measured.
+func LoadLine(r *Run) string {
+	h := r.Health
+	if h == nil {
+		return ""
+	}
+	cores := max(h.Cores, h.CPUs, 1)
+	return fmt.Sprintf("it ran beside %.1f other tasks ready to run on the machine's %s, lockbench waiting for a CPU %.0f%% of the time it was ready, its longest stall %s",
+		h.Others, words.Count(int64(cores), "core"), 100*h.CPUWait, FormatMicros(max(1, h.StallMax/1000)))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/golden"
 )
 
@@ -129,5 +130,19 @@ func TestFormatMicros(t *testing.T) {
 		if got := FormatMicros(tt.us); got != tt.want {
 			t.Errorf("FormatMicros(%d) = %q, want %q", tt.us, got, tt.want)
 		}
+	}
+}
+
+// TestLoadLine: a run's health says what the machine was doing; a run
+// without it says nothing.
+func TestLoadLine(t *testing.T) {
+	r := fixtureRuns(t)[0]
+	if got := LoadLine(&r); got != "" {
+		t.Errorf("no health: %q, want nothing", got)
+	}
+	r.Health = &history.Health{Cores: 2, Others: 2.5, CPUWait: 0.47, StallMax: 21_500_000}
+	want := "it ran beside 2.5 other tasks ready to run on the machine's 2 cores, lockbench waiting for a CPU 47% of the time it was ready, its longest stall 21.5ms"
+	if got := LoadLine(&r); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
