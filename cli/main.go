@@ -244,6 +244,11 @@ func moduleVersion(bi *debug.BuildInfo) string {
 			if d.Version != "" && d.Version != "(devel)" {
 				return d.Version
 			}
+			if d.Path != modulePath {
+				// Replaced by a directory: name it, since its
+				// checkout's state is unknown here.
+				return "devel (" + d.Path + ")"
+			}
 		}
 		return "devel"
 	}
