@@ -366,16 +366,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	for _, im := range o.gate.schedule(impls) {
 		plans = append(plans, o.plan(im, progress))
 	}
-	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, run *reports.Run, h *history.History) error {
+	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, res harness.Result) error {
 		progress.clear()
+		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
 			name := o.gate.historyName(p.Impl.Name)
-			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+			if err := history.WriteFile(filepath.Join(o.out, name), res.History); err != nil {
 				return &exitError{code: exitInfra, err: err}
 			}
 			run.History = name
 		}
-		result.Runs = append(result.Runs, *run)
+		result.Runs = append(result.Runs, run)
 		return nil
 	})
 	progress.clear()

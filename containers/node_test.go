@@ -225,10 +225,11 @@ func TestDockerNodesSale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	run, h, err := harness.Run(ctx, &s.Servers, plan)
+	res, err := harness.Run(ctx, &s.Servers, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
+	run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 	t.Logf("sale on docker nodes: %v; verdict %s, lock %s (%d overlaps), data %s, sold %d; reasons %v",
 		time.Since(start).Round(time.Millisecond), run.Verdict, run.Lock.Status, run.Lock.Overlaps, run.Data.Status, run.Data.Sold, run.Reasons)
 	if run.Lock.Status != checker.Violated {

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -111,7 +109,7 @@ func TestAvailable(t *testing.T) {
 			t.Errorf("%s with %s: %v, want ok %v", tt.im.Name, tt.faults, err, tt.ok)
 		}
 	}
-	if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
+	if _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
 		t.Errorf("Run of mysql with no MySQL: %v, want ErrPlan", err)
 	}
 }
@@ -150,11 +148,14 @@ func TestRunAll(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			err := RunAll(t.Context(), &s.Servers, tt.plans, func(p Plan, run *reports.Run, h *history.History) error {
-				if run.Impl != p.Impl.Name || h == nil {
-					t.Errorf("handed on %s's run with %s's plan", run.Impl, p.Impl.Name)
+			err := RunAll(t.Context(), &s.Servers, tt.plans, func(p Plan, res Result) error {
+				if res.History == nil {
+					t.Fatalf("handed on %s's plan with no history", p.Impl.Name)
 				}
-				got = append(got, run.Impl)
+				if impl := res.History.Header.Impl; impl != p.Impl.Name {
+					t.Errorf("handed on %s's result with %s's plan", impl, p.Impl.Name)
+				}
+				got = append(got, res.History.Header.Impl)
 				return nil
 			})
 			if tt.want != nil {
@@ -186,7 +187,7 @@ func TestRunRefusesBadRate(t *testing.T) {
 	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
 		w := Defaults()
 		w.Rate = rate
-		if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
+		if _, err := Run(t.Context(), &s.Servers, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
 			t.Errorf("Run at a rate of %v: %v, want ErrPlan", rate, err)
 		}
 	}

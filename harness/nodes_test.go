@@ -49,10 +49,11 @@ func TestProcessNodesSmoke(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	run, h, err := Run(ctx, &s.Servers, processPlan(t, "watchdog", 400))
+	res, err := Run(ctx, &s.Servers, processPlan(t, "watchdog", 400))
 	if err != nil {
 		t.Fatal(err)
 	}
+	run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 	if run.Verdict != reports.Pass {
 		t.Fatalf("watchdog on process nodes failed: %+v", run.Reasons)
 	}
@@ -190,10 +191,11 @@ func TestRemoteClockError(t *testing.T) {
 				}
 				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			}
-			run, h, err := Run(t.Context(), &s.Servers, plan)
+			res, err := Run(t.Context(), &s.Servers, plan)
 			if err != nil {
 				t.Fatal(err)
 			}
+			run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 			if h.Header.ClockError < int64(tt.declared) || h.Header.ClockError <= 0 {
 				t.Fatalf("clock error %v, want at least the declared %v and more than nothing (measured)", time.Duration(h.Header.ClockError), tt.declared)
 			}

@@ -43,13 +43,14 @@ func TestStarvedHarnessIsInconclusive(t *testing.T) {
 					once.Do(func() { frozen, err = freeze.Process(os.Getpid(), 1200*time.Millisecond) })
 				}
 			}}
-			run, _, rerr := Run(t.Context(), &s.Servers, plan)
+			res, rerr := Run(t.Context(), &s.Servers, plan)
 			if frozen != nil {
 				<-frozen
 			}
 			if rerr != nil || err != nil {
 				t.Fatalf("Run: %v; freeze: %v", rerr, err)
 			}
+			run := reports.NewRun(res.History, res.Report, res.NotFired...)
 			if stall && frozen == nil {
 				t.Fatal("the sale ended before its first progress: nothing was frozen")
 			}

@@ -59,10 +59,11 @@ func TestPauseNoLeaseCanSurvive(t *testing.T) {
 			defer servers.Close()
 			w := harness.Defaults()
 			w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 400, 300, 500*time.Millisecond, 20, 200*time.Millisecond
-			run, _, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
+			res, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
+			run := reports.NewRun(res.History, res.Report, res.NotFired...)
 			if len(run.Faults) == 0 {
 				t.Fatal("pause-holder never fired")
 			}
