@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/faults"
@@ -203,7 +204,7 @@ func TestNodeContainer(t *testing.T) {
 // the history, and no node container is left after the run.
 func TestDockerNodesSale(t *testing.T) {
 	image := nodeImage(t)
-	s, err := harness.Open(t.Context(), harness.ServerOptions{Backend: harness.BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}

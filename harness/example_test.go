@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/reports"
@@ -16,7 +17,7 @@ import (
 func ExampleRun() {
 	ctx := context.Background()
 	im, _ := harness.Lookup("lua")
-	servers, err := harness.Open(ctx, harness.ServerOptions{}, im.Needs())
+	servers, err := backends.Open(ctx, backends.Options{}, im.Needs())
 	if err != nil {
 		panic(err)
 	}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -65,27 +65,10 @@ func TestNeeds(t *testing.T) {
 	}
 }
 
-func TestOpenOnlyWhatIsNeeded(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if s.Redis == nil || s.ZooKeeper != nil || s.MySQL != nil {
-		t.Errorf("Open(Redis) = %+v, want a Redis alone", s.Servers)
-	}
-	if _, err := Open(t.Context(), ServerOptions{}, workload.NeedsZooKeeper); !errors.Is(err, ErrServers) || !strings.Contains(err.Error(), "--zk") {
-		t.Errorf("Open(ZooKeeper) with none given: %v, want ErrServers naming --zk", err)
-	}
-	if _, err := Open(t.Context(), ServerOptions{Backend: BackendRedis, Redis: []string{"127.0.0.1:1"}}, workload.NeedsRedis|workload.NeedsRedisServers); !errors.Is(err, ErrServers) {
-		t.Errorf("Open(several Redis) with one address: %v, want ErrServers", err)
-	}
-}
-
 // TestAvailable: the one place that decides whether a fault can strike an
 // implementation on the servers.
 func TestAvailable(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +101,7 @@ func TestAvailable(t *testing.T) {
 // that cannot run stops RunAll before anything is handed on; plans that
 // can run are run in order, each handed on.
 func TestRunAll(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +161,7 @@ func TestRunAll(t *testing.T) {
 // TestRunRefusesBadRate: a rate that is not a number of buyers per second
 // is a bad plan, refused before anything runs.
 func TestRunRefusesBadRate(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/loopback"
 
@@ -42,7 +43,7 @@ func processPlan(t *testing.T, impl string, clients int) Plan {
 }
 
 func TestProcessNodesSmoke(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func (p *pauser) Run(ctx context.Context, c *workload.Controls) {
 // nothing while it is, though the other node sells on; both clocks are
 // the machine's one monotonic clock, read in each node's own process.
 func TestProcessPauseMakesNoCalls(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestProcessPauseMakesNoCalls(t *testing.T) {
 // measured bound (well under a millisecond on loopback), the same run
 // shows overlaps that never happened: why the widening is needed.
 func TestRemoteClockError(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 // Package harness is lockbench's engine, usable as a library: a Plan (an
-// implementation, a workload, faults and a seed) run against opened
-// Servers gives the checked result and the recorded history, the same
-// ones the CLI prints and writes. The registry of implementations (All,
-// Lookup, Register) and the opening of servers (Open) live here too, so
-// that the CLI, the matrix, the tests and users' own code drive one
-// engine.
+// implementation, a workload, faults and a seed) run against servers
+// (package backends opens them) gives the recorded history and the
+// checker's report on it (Result), of which reports.NewRun makes the run
+// the CLI prints and writes. The registry of implementations (All,
+// Lookup, Register) lives here too, so that the CLI, the matrix, the
+// tests and users' own code drive one engine. It imports neither the
+// presentation (reports) nor the infrastructure that starts servers
+// (backends, containers, sentinels).
 package harness
 
 import (
@@ -131,7 +133,7 @@ func target(servers *workload.Servers, im Impl, nodes Nodes) (workload.Target, e
 func Check(servers *workload.Servers, plan Plan) error {
 	im, w := plan.Impl, plan.Workload
 	if servers == nil {
-		return fmt.Errorf("%w: no servers (harness.Open gives them)", ErrPlan)
+		return fmt.Errorf("%w: no servers (backends.Open gives them)", ErrPlan)
 	}
 	if im.Sale == nil {
 		return fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/freeze"
 	"github.com/lockbench/lockbench/reports"
@@ -29,7 +30,7 @@ func TestStarvedHarnessIsInconclusive(t *testing.T) {
 			name = "stalled"
 		}
 		t.Run(name, func(t *testing.T) {
-			s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+			s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cli"
 	"github.com/lockbench/lockbench/faults"
@@ -52,7 +53,7 @@ func TestPauseNoLeaseCanSurvive(t *testing.T) {
 				t.Fatalf("%s is not registered", tt.impl)
 			}
 			// The embedded server: nothing to install.
-			servers, err := harness.Open(t.Context(), harness.ServerOptions{}, im.Needs())
+			servers, err := backends.Open(t.Context(), backends.Options{}, im.Needs())
 			if err != nil {
 				t.Fatal(err)
 			}
