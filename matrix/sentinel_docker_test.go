@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/backends"
+	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/matrix"
@@ -25,7 +26,7 @@ func TestFailoverInDocker(t *testing.T) {
 	if !ok {
 		t.Fatal("no lua/failover cell in the truth table")
 	}
-	o := backends.Options{Backend: backends.BackendSentinel, SentinelDocker: true, RedisImage: image}
+	o := backends.Options{Backend: backends.BackendSentinel, SentinelDocker: true, RedisImage: image, Docker: containers.Docker{}}
 	s, err := backends.Open(t.Context(), o, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
