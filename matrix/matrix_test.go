@@ -274,7 +274,7 @@ func truthZooKeeper(t *testing.T, want bool) string {
 	return zktest.Start(t)
 }
 
-// open opens the servers of needs as o says, through the harness as the
+// open opens the servers of needs as o says, through backends as the
 // CLI does, until the test ends.
 func open(t *testing.T, o backends.Options, needs workload.Needs) *workload.Servers {
 	t.Helper()
