@@ -47,11 +47,11 @@ type backend struct {
 	skip string
 }
 
-// backends returns each backend under test: the embedded server, and a
+// backendsUnderTest returns each backend under test: the embedded server, and a
 // real redis-server started for the test (skipped, visibly, in each of
 // its subtests when redis-server is missing, unless
 // LOCKBENCH_REQUIRE_REDIS=1 makes that fatal).
-func backends(t *testing.T) map[string]backend {
+func backendsUnderTest(t *testing.T) map[string]backend {
 	t.Helper()
 	b := map[string]backend{"embedded": {}}
 	if os.Getenv(redistest.RequireEnv) == "1" || redistest.Available() {
@@ -134,7 +134,7 @@ func TestSaleVerdicts(t *testing.T) {
 		{"watchdog small", []string{"--impl=watchdog", "--clients=1000", "--stock=300"}, true, true, exitPass, sellsExactly},
 		{"nested acquisition", []string{"--impl=reentrant,watchdog", "--reentry=3", "--clients=2000", "--stock=500"}, true, false, exitPass, sellsExactly},
 	}
-	for bname, b := range backends(t) {
+	for bname, b := range backendsUnderTest(t) {
 		for _, c := range cases {
 			if bname == "embedded" && !c.embedded {
 				continue

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -15,9 +16,9 @@ import (
 func TestRequiredServers(t *testing.T) {
 	t.Setenv(mysqlDSNEnv, "")
 	t.Setenv(zkEnv, "")
-	noMySQLReason := harness.ServerOptions{}.Missing(workload.NeedsMySQL)
-	noZooKeeper := harness.ServerOptions{}.Missing(workload.NeedsZooKeeper)
-	noReplica := harness.ServerOptions{}.Missing(workload.NeedsReplica)
+	noMySQLReason := backends.Options{}.Missing(workload.NeedsMySQL)
+	noZooKeeper := backends.Options{}.Missing(workload.NeedsZooKeeper)
+	noReplica := backends.Options{}.Missing(workload.NeedsReplica)
 	luaWait := "lua-wait not run: " + noReplica
 	luaWaitCells := "3 cells not run (" + noReplica + ")"
 	mysqlCells := "9 cells not run (" + noMySQLReason + ")"

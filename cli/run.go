@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/faults"
@@ -83,9 +84,9 @@ type runOpts struct {
 	clockError     time.Duration
 	nodesPlan      harness.Nodes
 
-	specs   []faults.Spec    // parsed from faults by validate
-	needs   workload.Needs   // the servers the implementations to run need; set by validate
-	servers *harness.Servers // opened by start
+	specs   []faults.Spec     // parsed from faults by validate
+	needs   workload.Needs    // the servers the implementations to run need; set by validate
+	servers *backends.Servers // opened by start
 	// zkImage and mysqlImage are --zk-image and --mysql-image.
 	zkImage, mysqlImage string
 	// leftOut lists the implementations --impl=all left out for want of
@@ -159,7 +160,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.DurationVar(&o.clockError, "clock-error", 0, "widen every interval of the history by at least this clock error before checking: with remote nodes, a floor on the bound measured of their clocks, for drift")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server, in containers with --sentinel-docker) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
-	fs.IntVar(&o.redlockServers, "redlock-servers", harness.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
+	fs.IntVar(&o.redlockServers, "redlock-servers", backends.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker and --sentinel-docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
 	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
@@ -370,16 +371,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	for _, im := range o.gate.schedule(impls) {
 		plans = append(plans, o.plan(im, progress))
 	}
-	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, run *reports.Run, h *history.History) error {
+	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, res harness.Result) error {
 		progress.clear()
+		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
 			name := o.gate.historyName(p.Impl.Name)
-			if err := history.WriteFile(filepath.Join(o.out, name), h); err != nil {
+			if err := history.WriteFile(filepath.Join(o.out, name), res.History); err != nil {
 				return &exitError{code: exitInfra, err: err}
 			}
 			run.History = name
 		}
-		result.Runs = append(result.Runs, *run)
+		result.Runs = append(result.Runs, run)
 		return nil
 	})
 	progress.clear()
@@ -461,9 +463,9 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), er
 	if o.nodesPlan, err = o.nodesFor(); err != nil {
 		return fail(err)
 	}
-	servers, err := harness.Open(sig, o.serverOptions(), o.needs)
+	servers, err := backends.Open(sig, o.serverOptions(), o.needs)
 	if err != nil {
-		if errors.Is(err, harness.ErrServers) {
+		if errors.Is(err, backends.ErrMissing) {
 			return fail(usageErr("%s", plain(err)))
 		}
 		return fail(infraErr(sig, err))
@@ -474,8 +476,8 @@ func (o *runOpts) start(fs *pflag.FlagSet) (ctx context.Context, done func(), er
 }
 
 // serverOptions are the servers the flags name.
-func (o *runOpts) serverOptions() harness.ServerOptions {
-	return harness.ServerOptions{
+func (o *runOpts) serverOptions() backends.Options {
+	return backends.Options{
 		Backend:        o.backendKind,
 		Redis:          o.redisAddrs(),
 		RedisPassword:  o.password,
@@ -483,6 +485,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		RedisImage:     o.redisImage,
 		ZooKeeperImage: o.zkImage,
 		MySQLImage:     o.mysqlImage,
+		Docker:         containers.Docker{},
 		ZooKeeper:      o.zk,
 		MySQLDSN:       o.mysqlDSN,
 		Targets:        o.targets,
@@ -703,9 +706,9 @@ func printResult(result *reports.Result, asJSON bool, detail reports.Detail, std
 
 // The backends --backend accepts.
 const (
-	backendEmbedded = harness.BackendEmbedded
-	backendRedis    = harness.BackendRedis
-	backendDocker   = harness.BackendDocker
+	backendEmbedded = backends.BackendEmbedded
+	backendRedis    = backends.BackendRedis
+	backendDocker   = backends.BackendDocker
 )
 
 // resolveBackend checks --backend against --redis and --redis-image and

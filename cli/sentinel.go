@@ -1,18 +1,18 @@
 package cli
 
 import (
-	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/backends"
 	"github.com/spf13/pflag"
 )
 
 // backendSentinel is --backend=sentinel: a primary with a replica,
 // reached through Sentinel.
-const backendSentinel = harness.BackendSentinel
+const backendSentinel = backends.BackendSentinel
 
 // sentinelFlags adds the flags of the Sentinel backend.
 func sentinelFlags(fs *pflag.FlagSet, o *runOpts) {
 	fs.StringVar(&o.sentinel, "sentinel", "", "addresses of the Sentinels of an existing deployment (host:port, comma separated): every client is go-redis's failover client of the primary they name; implies --backend=sentinel (which, without --sentinel, starts a primary, a replica and three Sentinels from redis-server on loopback, the topology of the failover fault)")
-	fs.StringVar(&o.sentinelMaster, "sentinel-master", harness.DefaultSentinelMaster, "with --sentinel: the name the Sentinels know the primary by")
+	fs.StringVar(&o.sentinelMaster, "sentinel-master", backends.DefaultSentinelMaster, "with --sentinel: the name the Sentinels know the primary by")
 	fs.BoolVar(&o.sentinelDocker, "sentinel-docker", false, "run lockbench's own Sentinel topology (the primary, the replica and the three Sentinels) in containers of --redis-image, with host networking on 127.0.0.1, removed on exit; lockbench's relays stay in its own process and server-pause and failover freeze the primary with docker pause; implies --backend=sentinel")
 }
 

@@ -3,7 +3,7 @@ package cli
 import (
 	"strings"
 
-	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/backends"
 	"github.com/spf13/pflag"
 )
 
@@ -28,8 +28,8 @@ func (o *runOpts) resolveServers(fs *pflag.FlagSet) error {
 	if fs.Changed("redlock-servers") && o.backendKind == backendRedis {
 		return usageErr("--redlock-servers applies to --backend=embedded or docker; with --backend=redis give the servers' addresses to --redis")
 	}
-	if o.redlockServers < harness.MinRedlockServers || o.redlockServers > 15 {
-		return usageErr("--redlock-servers must be between %d and 15, got %d", harness.MinRedlockServers, o.redlockServers)
+	if o.redlockServers < backends.MinRedlockServers || o.redlockServers > 15 {
+		return usageErr("--redlock-servers must be between %d and 15, got %d", backends.MinRedlockServers, o.redlockServers)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/faults"
@@ -203,7 +204,7 @@ func TestNodeContainer(t *testing.T) {
 // the history, and no node container is left after the run.
 func TestDockerNodesSale(t *testing.T) {
 	image := nodeImage(t)
-	s, err := harness.Open(t.Context(), harness.ServerOptions{Backend: harness.BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +226,11 @@ func TestDockerNodesSale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	run, h, err := harness.Run(ctx, &s.Servers, plan)
+	res, err := harness.Run(ctx, &s.Servers, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
+	run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 	t.Logf("sale on docker nodes: %v; verdict %s, lock %s (%d overlaps), data %s, sold %d; reasons %v",
 		time.Since(start).Round(time.Millisecond), run.Verdict, run.Lock.Status, run.Lock.Overlaps, run.Data.Status, run.Data.Sold, run.Reasons)
 	if run.Lock.Status != checker.Violated {

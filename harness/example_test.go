@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/reports"
 )
 
 // Run a small sale of one implementation on the embedded server, with a
@@ -15,7 +17,7 @@ import (
 func ExampleRun() {
 	ctx := context.Background()
 	im, _ := harness.Lookup("lua")
-	servers, err := harness.Open(ctx, harness.ServerOptions{}, im.Needs())
+	servers, err := backends.Open(ctx, backends.Options{}, im.Needs())
 	if err != nil {
 		panic(err)
 	}
@@ -23,11 +25,14 @@ func ExampleRun() {
 	w := harness.Defaults()
 	w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 400, 300, 500*time.Millisecond, 20, 200*time.Millisecond
 	specs, _ := faults.Parse("pause-holder")
-	run, _, err := harness.Run(ctx, &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
+	res, err := harness.Run(ctx, &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(run.Impl, run.Verdict, "lock safety", run.Lock.Status)
+	// The checker's report says what held; reports.NewRun makes of it the
+	// run the CLI prints, with its verdict.
+	run := reports.NewRun(res.History, res.Report, res.NotFired...)
+	fmt.Println(run.Impl, run.Verdict, "lock safety", res.Report.Lock.Status)
 	// Output: lua fail lock safety violated
 }
 

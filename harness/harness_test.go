@@ -4,12 +4,10 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -67,27 +65,10 @@ func TestNeeds(t *testing.T) {
 	}
 }
 
-func TestOpenOnlyWhatIsNeeded(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if s.Redis == nil || s.ZooKeeper != nil || s.MySQL != nil {
-		t.Errorf("Open(Redis) = %+v, want a Redis alone", s.Servers)
-	}
-	if _, err := Open(t.Context(), ServerOptions{}, workload.NeedsZooKeeper); !errors.Is(err, ErrServers) || !strings.Contains(err.Error(), "--zk") {
-		t.Errorf("Open(ZooKeeper) with none given: %v, want ErrServers naming --zk", err)
-	}
-	if _, err := Open(t.Context(), ServerOptions{Backend: BackendRedis, Redis: []string{"127.0.0.1:1"}}, workload.NeedsRedis|workload.NeedsRedisServers); !errors.Is(err, ErrServers) {
-		t.Errorf("Open(several Redis) with one address: %v, want ErrServers", err)
-	}
-}
-
 // TestAvailable: the one place that decides whether a fault can strike an
 // implementation on the servers.
 func TestAvailable(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +92,7 @@ func TestAvailable(t *testing.T) {
 			t.Errorf("%s with %s: %v, want ok %v", tt.im.Name, tt.faults, err, tt.ok)
 		}
 	}
-	if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
+	if _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
 		t.Errorf("Run of mysql with no MySQL: %v, want ErrPlan", err)
 	}
 }
@@ -120,7 +101,7 @@ func TestAvailable(t *testing.T) {
 // that cannot run stops RunAll before anything is handed on; plans that
 // can run are run in order, each handed on.
 func TestRunAll(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +131,14 @@ func TestRunAll(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			err := RunAll(t.Context(), &s.Servers, tt.plans, func(p Plan, run *reports.Run, h *history.History) error {
-				if run.Impl != p.Impl.Name || h == nil {
-					t.Errorf("handed on %s's run with %s's plan", run.Impl, p.Impl.Name)
+			err := RunAll(t.Context(), &s.Servers, tt.plans, func(p Plan, res Result) error {
+				if res.History == nil {
+					t.Fatalf("handed on %s's plan with no history", p.Impl.Name)
 				}
-				got = append(got, run.Impl)
+				if impl := res.History.Header.Impl; impl != p.Impl.Name {
+					t.Errorf("handed on %s's result with %s's plan", impl, p.Impl.Name)
+				}
+				got = append(got, res.History.Header.Impl)
 				return nil
 			})
 			if tt.want != nil {
@@ -177,7 +161,7 @@ func TestRunAll(t *testing.T) {
 // TestRunRefusesBadRate: a rate that is not a number of buyers per second
 // is a bad plan, refused before anything runs.
 func TestRunRefusesBadRate(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +170,7 @@ func TestRunRefusesBadRate(t *testing.T) {
 	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
 		w := Defaults()
 		w.Rate = rate
-		if _, _, err := Run(t.Context(), &s.Servers, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
+		if _, err := Run(t.Context(), &s.Servers, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
 			t.Errorf("Run at a rate of %v: %v, want ErrPlan", rate, err)
 		}
 	}

@@ -94,7 +94,7 @@ var (
 )
 
 // Service is the implementation of a running service under test, reached
-// over HTTP (ServerOptions.Targets): its lock, whatever it is, is inside
+// over HTTP (backends.Options.Targets): its lock, whatever it is, is inside
 // it. It is not in the registry: a run names its targets instead.
 func Service() Impl {
 	return Impl{

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/loopback"
 
@@ -42,17 +43,18 @@ func processPlan(t *testing.T, impl string, clients int) Plan {
 }
 
 func TestProcessNodesSmoke(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	run, h, err := Run(ctx, &s.Servers, processPlan(t, "watchdog", 400))
+	res, err := Run(ctx, &s.Servers, processPlan(t, "watchdog", 400))
 	if err != nil {
 		t.Fatal(err)
 	}
+	run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 	if run.Verdict != reports.Pass {
 		t.Fatalf("watchdog on process nodes failed: %+v", run.Reasons)
 	}
@@ -105,7 +107,7 @@ func (p *pauser) Run(ctx context.Context, c *workload.Controls) {
 // nothing while it is, though the other node sells on; both clocks are
 // the machine's one monotonic clock, read in each node's own process.
 func TestProcessPauseMakesNoCalls(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +157,7 @@ func TestProcessPauseMakesNoCalls(t *testing.T) {
 // measured bound (well under a millisecond on loopback), the same run
 // shows overlaps that never happened: why the widening is needed.
 func TestRemoteClockError(t *testing.T) {
-	s, err := Open(t.Context(), ServerOptions{Backend: BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +192,11 @@ func TestRemoteClockError(t *testing.T) {
 				}
 				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			}
-			run, h, err := Run(t.Context(), &s.Servers, plan)
+			res, err := Run(t.Context(), &s.Servers, plan)
 			if err != nil {
 				t.Fatal(err)
 			}
+			run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 			if h.Header.ClockError < int64(tt.declared) || h.Header.ClockError <= 0 {
 				t.Fatalf("clock error %v, want at least the declared %v and more than nothing (measured)", time.Duration(h.Header.ClockError), tt.declared)
 			}

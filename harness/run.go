@@ -1,10 +1,12 @@
 // Package harness is lockbench's engine, usable as a library: a Plan (an
-// implementation, a workload, faults and a seed) run against opened
-// Servers gives the checked result and the recorded history, the same
-// ones the CLI prints and writes. The registry of implementations (All,
-// Lookup, Register) and the opening of servers (Open) live here too, so
-// that the CLI, the matrix, the tests and users' own code drive one
-// engine.
+// implementation, a workload, faults and a seed) run against servers
+// (package backends opens them) gives the recorded history and the
+// checker's report on it (Result), of which reports.NewRun makes the run
+// the CLI prints and writes. The registry of implementations (All,
+// Lookup, Register) lives here too, so that the CLI, the matrix, the
+// tests and users' own code drive one engine. It imports neither the
+// presentation (reports) nor the infrastructure that starts servers
+// (backends, containers, sentinels).
 package harness
 
 import (
@@ -18,7 +20,6 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -132,7 +133,7 @@ func target(servers *workload.Servers, im Impl, nodes Nodes) (workload.Target, e
 func Check(servers *workload.Servers, plan Plan) error {
 	im, w := plan.Impl, plan.Workload
 	if servers == nil {
-		return fmt.Errorf("%w: no servers (harness.Open gives them)", ErrPlan)
+		return fmt.Errorf("%w: no servers (backends.Open gives them)", ErrPlan)
 	}
 	if im.Sale == nil {
 		return fmt.Errorf("%w: %s has no sale", ErrPlan, im.Name)
@@ -157,16 +158,32 @@ func Check(servers *workload.Servers, plan Plan) error {
 	return Available(servers, im, plan.Faults, plan.Nodes)
 }
 
+// Result is what Run gives: the history the sale recorded and the
+// checker's report on it, values a caller judges, keeps or re-checks.
+// The engine makes no presentation: reports.NewRun(r.History, r.Report,
+// r.NotFired...) builds the run the CLI prints and writes.
+type Result struct {
+	// History is what the sale recorded; nil when the plan could not run.
+	History *history.History
+	// Report is the checker's report on History.
+	Report checker.Report
+	// NotFired names the plan's faults that History records no injection
+	// of (Fired), in the plan's order: the implementation has no such
+	// window, or no holder reached it in time. A verdict under such a
+	// fault rests on no fault at all.
+	NotFired []string
+}
+
 // Run runs plan's sale on servers, injects its faults, checks what was
-// recorded and returns the judged run and the history.
+// recorded and returns the history with the checker's report.
 //
-// The error is for infrastructure and for plans that cannot run (Check);
-// a lock that fails shows in the run, never here. A server lost during
-// the sale (workload.ErrUnreachable) still returns the run and the
-// history, judged as far as they go, beside the error.
-func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Run, *history.History, error) {
+// The error is for infrastructure and for plans that cannot run (Check),
+// which leave the Result empty; a lock that fails shows in the report,
+// never here. A server lost during the sale (workload.ErrUnreachable)
+// still returns the history, judged as far as it goes, beside the error.
+func Run(ctx context.Context, servers *workload.Servers, plan Plan) (Result, error) {
 	if err := Check(servers, plan); err != nil {
-		return nil, nil, err
+		return Result{}, err
 	}
 	im, w := plan.Impl, plan.Workload
 	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress,
@@ -179,26 +196,26 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
 		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
 		if err != nil {
-			return nil, nil, err
+			return Result{}, err
 		}
 		defer inj.Close()
 		cfg.Injector = inj
 	}
 	h, err := workload.Run(ctx, cfg)
 	if h == nil {
-		return nil, nil, err
+		return Result{}, err
 	}
-	run := reports.NewRun(h, checker.Check(h, checker.Options{Timeout: cmp.Or(plan.CheckTimeout, checker.DefaultTimeout)}))
+	res := Result{History: h, Report: checker.Check(h, checker.Options{Timeout: cmp.Or(plan.CheckTimeout, checker.DefaultTimeout)})}
 	for _, sp := range plan.Faults {
 		if !Fired(h, sp.Fault.Name()) {
-			run.Notes = append(run.Notes, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time", sp.Fault.Name(), im.Name))
+			res.NotFired = append(res.NotFired, sp.Fault.Name())
 		}
 	}
-	return &run, h, err
+	return res, err
 }
 
 // ErrLost marks the error of RunAll when a server was lost during a sale:
-// that sale's run and history were handed on, judged as far as they go,
+// that sale's result was handed on, judged as far as it goes,
 // and the plans after it did not run.
 var ErrLost = errors.New("harness: a server was lost during the sale")
 
@@ -210,18 +227,18 @@ func (e lostError) Error() string   { return e.err.Error() }
 func (e lostError) Unwrap() []error { return []error{ErrLost, e.err} }
 
 // RunAll runs plans one after another on servers, as the CLI runs several
-// implementations and repetitions, and hands each run and its history to
-// done, in order. Before the first sale it checks every plan (Check), so
+// implementations and repetitions, and hands each plan's Result to done,
+// in order. Before the first sale it checks every plan (Check), so
 // that a fault the servers cannot take in the last plan fails before the
 // first plan's sale, not minutes after it.
 //
 // It stops at the first error and returns it: done's; that of a plan that
 // could not run, of which nothing was handed on; or that of a server lost
-// during a sale, whose run and history were handed on first (the error
+// during a sale, whose result was handed on first (the error
 // wraps ErrLost). When ctx ends, the sale in progress is cut short,
 // judged as recorded and handed on, and RunAll returns ctx's cause
 // without starting another.
-func RunAll(ctx context.Context, servers *workload.Servers, plans []Plan, done func(Plan, *reports.Run, *history.History) error) error {
+func RunAll(ctx context.Context, servers *workload.Servers, plans []Plan, done func(Plan, Result) error) error {
 	for _, p := range plans {
 		if err := Check(servers, p); err != nil {
 			return err
@@ -231,11 +248,11 @@ func RunAll(ctx context.Context, servers *workload.Servers, plans []Plan, done f
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		run, h, err := Run(ctx, servers, p)
-		if h == nil {
+		res, err := Run(ctx, servers, p)
+		if res.History == nil {
 			return err
 		}
-		if derr := done(p, run, h); derr != nil {
+		if derr := done(p, res); derr != nil {
 			return derr
 		}
 		switch {

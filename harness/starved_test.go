@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/freeze"
 	"github.com/lockbench/lockbench/reports"
@@ -29,7 +30,7 @@ func TestStarvedHarnessIsInconclusive(t *testing.T) {
 			name = "stalled"
 		}
 		t.Run(name, func(t *testing.T) {
-			s, err := Open(t.Context(), ServerOptions{}, workload.NeedsRedis)
+			s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,13 +44,14 @@ func TestStarvedHarnessIsInconclusive(t *testing.T) {
 					once.Do(func() { frozen, err = freeze.Process(os.Getpid(), 1200*time.Millisecond) })
 				}
 			}}
-			run, _, rerr := Run(t.Context(), &s.Servers, plan)
+			res, rerr := Run(t.Context(), &s.Servers, plan)
 			if frozen != nil {
 				<-frozen
 			}
 			if rerr != nil || err != nil {
 				t.Fatalf("Run: %v; freeze: %v", rerr, err)
 			}
+			run := reports.NewRun(res.History, res.Report, res.NotFired...)
 			if stall && frozen == nil {
 				t.Fatal("the sale ended before its first progress: nothing was frozen")
 			}

@@ -424,10 +424,11 @@ func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, l
 		return nil, 0, err
 	}
 	im := plan.Impl
-	run, h, err := harness.Run(ctx, servers, plan)
-	if err != nil && h == nil {
+	res, err := harness.Run(ctx, servers, plan)
+	if res.History == nil {
 		return nil, 0, err
 	}
+	run := reports.NewRun(res.History, res.Report, res.NotFired...)
 	if o.Out != "" {
 		name := cell.Name()
 		if label != "" {
@@ -438,12 +439,12 @@ func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, l
 			return nil, 0, err
 		}
 		file := im.Name + ".history.jsonl"
-		if err := history.WriteFile(filepath.Join(o.Out, dir, file), h); err != nil {
+		if err := history.WriteFile(filepath.Join(o.Out, dir, file), res.History); err != nil {
 			return nil, 0, err
 		}
 		run.History = filepath.Join(dir, file)
 	}
-	return run, plan.Workload.Nodes, err
+	return &run, plan.Workload.Nodes, err
 }
 
 // cellStruck reports whether the cell's fault struck in run (a cell

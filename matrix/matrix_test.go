@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/lockbench/lockbench/internal/redistest"
@@ -171,23 +172,23 @@ func TestTruthTable(t *testing.T) {
 					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
 						t.Skip("lockbench cannot restart redis-servers it reaches by address")
 					}
-					o := harness.ServerOptions{ZooKeeper: zk}
+					o := backends.Options{ZooKeeper: zk}
 					switch {
 					case kind == "sentinel":
 						// Every cell its own primary, replica and Sentinels:
 						// a failover leaves the topology changed.
-						o.Backend = harness.BackendSentinel
+						o.Backend = backends.BackendSentinel
 					case mysqlCell:
 						o.MySQLDSN = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
 					case kind == "embedded", kind == "process" && shared == "":
 						// Every cell its own embedded server (five for a lock
-						// on several, harness.RedlockServers).
+						// on several, backends.RedlockServers).
 					case multiServer(cell):
-						o.Backend, o.Redis = harness.BackendRedis, []string{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
+						o.Backend, o.Redis = backends.BackendRedis, []string{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
 					case serverFault(cell):
-						o.Backend, o.Redis = harness.BackendRedis, []string{redistest.Start(t)}
+						o.Backend, o.Redis = backends.BackendRedis, []string{redistest.Start(t)}
 					default:
-						o.Backend, o.Redis = harness.BackendRedis, []string{shared}
+						o.Backend, o.Redis = backends.BackendRedis, []string{shared}
 					}
 					sv := open(t, o, needs)
 					base := harness.Plan{Workload: matrix.Defaults()}
@@ -285,11 +286,11 @@ func truthZooKeeper(t *testing.T, want bool) string {
 	return zktest.Start(t)
 }
 
-// open opens the servers of needs as o says, through the harness as the
+// open opens the servers of needs as o says, through backends as the
 // CLI does, until the test ends.
-func open(t *testing.T, o harness.ServerOptions, needs workload.Needs) *workload.Servers {
+func open(t *testing.T, o backends.Options, needs workload.Needs) *workload.Servers {
 	t.Helper()
-	s, err := harness.Open(t.Context(), o, needs)
+	s, err := backends.Open(t.Context(), o, needs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func open(t *testing.T, o harness.ServerOptions, needs workload.Needs) *workload
 
 // embedded is an embedded Redis of the test's own.
 func embedded(t *testing.T) *workload.Servers {
-	return open(t, harness.ServerOptions{}, workload.NeedsRedis)
+	return open(t, backends.Options{}, workload.NeedsRedis)
 }
 
 // multiServer reports whether a cell's implementation runs on several

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/backends"
+	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/matrix"
@@ -24,8 +26,8 @@ func TestFailoverInDocker(t *testing.T) {
 	if !ok {
 		t.Fatal("no lua/failover cell in the truth table")
 	}
-	o := harness.ServerOptions{Backend: harness.BackendSentinel, SentinelDocker: true, RedisImage: image}
-	s, err := harness.Open(t.Context(), o, workload.NeedsRedis)
+	o := backends.Options{Backend: backends.BackendSentinel, SentinelDocker: true, RedisImage: image, Docker: containers.Docker{}}
+	s, err := backends.Open(t.Context(), o, workload.NeedsRedis)
 	if err != nil {
 		t.Fatal(err)
 	}

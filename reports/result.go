@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
@@ -233,9 +234,12 @@ type Run struct {
 	Repetitions []Repetition `json:"repetitions,omitempty"`
 }
 
-// NewRun builds the Run of history h judged by rep. History is left empty:
-// only the caller knows where the history was saved.
-func NewRun(h *history.History, rep checker.Report) Run {
+// NewRun builds the Run of history h judged by rep. notFired names the
+// faults the run was planned with that h records no injection of
+// (harness.Result.NotFired): each gets a note, since a verdict under such
+// a fault rests on no fault at all. History is left empty: only the
+// caller knows where the history was saved.
+func NewRun(h *history.History, rep checker.Report, notFired ...string) Run {
 	m := measure(h)
 	verdict := Fail
 	switch {
@@ -255,7 +259,7 @@ func NewRun(h *history.History, rep checker.Report) Run {
 
 		Verdict:  verdict,
 		Reasons:  nonNil(rep.Reasons),
-		Notes:    nonNil(rep.Notes),
+		Notes:    nonNil(notes(rep.Notes, h.Header.Impl, notFired)),
 		Data:     rep.Data,
 		Liveness: rep.Liveness,
 		Lock:     rep.Lock,
@@ -282,6 +286,15 @@ func NewRun(h *history.History, rep checker.Report) Run {
 		r.CutShort, r.CutBy = true, cmp.Or(r.CutBy, h.Header.CutBy)
 	}
 	return r
+}
+
+// notes are the report's notes, then one for each fault of notFired.
+func notes(report []string, impl string, notFired []string) []string {
+	out := slices.Clip(report)
+	for _, name := range notFired {
+		out = append(out, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time", name, impl))
+	}
+	return out
 }
 
 // nonNil returns s, or an empty slice when s is nil, so that a list is

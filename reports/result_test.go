@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,6 +89,41 @@ func TestNewRun(t *testing.T) {
 			got.Latency, got.Sales = Latency{}, Series{}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("NewRun:\ngot  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestNewRunNotFired: each fault the run was planned with and never
+// struck gets a note after the report's own, naming the implementation;
+// the report's notes are left as they were.
+func TestNewRunNotFired(t *testing.T) {
+	tests := []struct {
+		name     string
+		report   []string
+		notFired []string
+		want     []string
+	}{
+		{"every fault fired", nil, nil, []string{}},
+		{"the report's notes alone", []string{"a note"}, nil, []string{"a note"}},
+		{"one never fired", nil, []string{"pause-holder"},
+			[]string{"pause-holder never fired: lua has no such window, or no holder reached it in time"}},
+		{"after the report's notes, in order", []string{"a note"}, []string{"pause-holder", "slow-holder"}, []string{
+			"a note",
+			"pause-holder never fired: lua has no such window, or no holder reached it in time",
+			"slow-holder never fired: lua has no such window, or no holder reached it in time",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &history.History{Header: history.Header{Impl: "lua"}}
+			report := slices.Grow(slices.Clone(tt.report), 4) // room to append into
+			got := NewRun(h, checker.Report{Notes: report}, tt.notFired...)
+			if !reflect.DeepEqual(got.Notes, tt.want) {
+				t.Errorf("notes = %q, want %q", got.Notes, tt.want)
+			}
+			if spare := report[len(report):cap(report)]; slices.ContainsFunc(spare, func(s string) bool { return s != "" }) {
+				t.Errorf("the notes were appended into the report's array: %q", spare)
 			}
 		})
 	}

@@ -16,7 +16,7 @@
 // down-after-milliseconds makes the
 // Sentinels promote the replica, which then lacks what was held.
 //
-// harness.Open starts a Topology for --backend=sentinel; the tests use
+// backends.Open starts a Topology for --backend=sentinel; the tests use
 // internal/redistest.StartSentinel.
 package sentinels
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cli"
 	"github.com/lockbench/lockbench/faults"
@@ -52,17 +53,18 @@ func TestPauseNoLeaseCanSurvive(t *testing.T) {
 				t.Fatalf("%s is not registered", tt.impl)
 			}
 			// The embedded server: nothing to install.
-			servers, err := harness.Open(t.Context(), harness.ServerOptions{}, im.Needs())
+			servers, err := backends.Open(t.Context(), backends.Options{}, im.Needs())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer servers.Close()
 			w := harness.Defaults()
 			w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 400, 300, 500*time.Millisecond, 20, 200*time.Millisecond
-			run, _, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
+			res, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
+			run := reports.NewRun(res.History, res.Report, res.NotFired...)
 			if len(run.Faults) == 0 {
 				t.Fatal("pause-holder never fired")
 			}

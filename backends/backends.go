@@ -1,4 +1,16 @@
-package harness
+// Package backends opens the servers a sale runs on, as the --backend
+// flags name them: the embedded Redis, servers reached by address
+// (Redis, several independent Redis servers, a Sentinel deployment,
+// ZooKeeper, MySQL, a service under test), lockbench's own Sentinel
+// topology, or servers in containers. Open starts or reaches those an
+// implementation needs, and only those, on one undo stack; the engine
+// (package harness) runs sales on what it gives.
+//
+// Containers are started through the Docker seam, which
+// containers.Docker implements: this package does not import the
+// containers package, so that a program that opens the embedded server
+// or servers by address links no Docker client.
+package backends
 
 import (
 	"cmp"
@@ -8,19 +20,19 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
 )
 
-// The kinds of Redis backend ServerOptions.Backend accepts.
+// The kinds of Redis backend Options.Backend accepts.
 const (
 	// BackendEmbedded is the in-process, Redis-compatible server.
 	BackendEmbedded = "embedded"
 	// BackendRedis is a real Redis lockbench reaches by address.
 	BackendRedis = "redis"
 	// BackendDocker is Redis (and the ZooKeeper and MariaDB the
-	// implementations need) started in containers and removed after.
+	// implementations need) started in containers (Options.Docker) and
+	// removed after.
 	BackendDocker = "docker"
 )
 
@@ -30,17 +42,17 @@ const (
 const MinRedlockServers = 3
 
 // RedlockServers is how many independent servers BackendEmbedded and
-// BackendDocker start for a lock on several when ServerOptions does not
-// say: the lock's own default (locks.RedlockServers).
+// BackendDocker start for a lock on several when Options does not say:
+// the lock's own default (locks.RedlockServers).
 const RedlockServers = locks.RedlockServers
 
-// ErrServers means the options cannot give a server an implementation
+// ErrMissing means the options cannot give a server an implementation
 // needs: no --zk for a ZooKeeper lock, too few Redis addresses for
-// redlock...
-var ErrServers = errors.New("harness: a server is missing")
+// redlock, no Docker for BackendDocker...
+var ErrMissing = errors.New("backends: a server is missing")
 
-// ServerOptions say where the servers are, or which to start.
-type ServerOptions struct {
+// Options say where the servers are, or which to start.
+type Options struct {
 	// Backend is BackendEmbedded (the default), BackendRedis or
 	// BackendDocker.
 	Backend string
@@ -53,8 +65,14 @@ type ServerOptions struct {
 	// BackendDocker start for a lock on several (default RedlockServers).
 	RedlockServers int
 	// RedisImage, ZooKeeperImage and MySQLImage are BackendDocker's
-	// images (default the containers package's).
+	// images (default the Docker's own: the containers package's
+	// RedisImage, ZooKeeperImage and MySQLImage for containers.Docker).
 	RedisImage, ZooKeeperImage, MySQLImage string
+	// Docker starts the containers of BackendDocker and SentinelDocker,
+	// and the ZooKeeper and MySQL that BackendDocker starts when none is
+	// given: containers.Docker{} is lockbench's. Nil refuses them with
+	// ErrMissing.
+	Docker Docker
 	// ZooKeeper is the address of a ZooKeeper; with BackendDocker and none
 	// given, one is started.
 	ZooKeeper string
@@ -90,7 +108,9 @@ type ServerOptions struct {
 }
 
 // Missing says why o cannot give the servers of needs, "" when it can.
-func (o ServerOptions) Missing(needs workload.Needs) string {
+// It reads the options as the flags set them: that BackendDocker has a
+// Docker to start its containers is Open's to check.
+func (o Options) Missing(needs workload.Needs) string {
 	docker := o.Backend == BackendDocker
 	if why := o.sentinelMissing(needs); why != "" {
 		return why
@@ -146,10 +166,10 @@ func (s *Servers) Names() string {
 // server it starts goes on one undo stack: on an error nothing is left
 // running, and Close stops them all. A server that cannot be reached
 // fails with workload.ErrUnreachable; options that cannot give a server
-// fail with ErrServers.
-func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers, error) {
+// fail with ErrMissing.
+func Open(ctx context.Context, o Options, needs workload.Needs) (*Servers, error) {
 	if why := o.Missing(needs); why != "" {
-		return nil, fmt.Errorf("%w: %s", ErrServers, why)
+		return nil, fmt.Errorf("%w: %s", ErrMissing, why)
 	}
 	s := &Servers{}
 	fail := func(err error) (*Servers, error) {
@@ -172,7 +192,11 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 			}
 			s.ZooKeeper = z
 		} else {
-			z, err := containers.StartZooKeeper(ctx, cmp.Or(o.ZooKeeperImage, containers.ZooKeeperImage))
+			d, err := o.docker()
+			if err != nil {
+				return fail(err)
+			}
+			z, err := d.StartZooKeeper(ctx, o.ZooKeeperImage)
 			if err != nil {
 				return fail(err)
 			}
@@ -186,10 +210,13 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 	}
 	if needs.Has(workload.NeedsMySQL) {
 		dsn := o.MySQLDSN
-		var c *containers.MySQL
+		var c MySQLContainer
 		if dsn == "" {
-			var err error
-			if c, err = containers.StartMySQL(ctx, cmp.Or(o.MySQLImage, containers.MySQLImage)); err != nil {
+			d, err := o.docker()
+			if err != nil {
+				return fail(err)
+			}
+			if c, err = d.StartMySQL(ctx, o.MySQLImage); err != nil {
 				return fail(err)
 			}
 			s.undo = append(s.undo, func() { c.Close() })
@@ -210,7 +237,7 @@ func Open(ctx context.Context, o ServerOptions, needs workload.Needs) (*Servers,
 
 // redis starts or reaches the Redis backend: several independent servers
 // when many is true (or several addresses are given).
-func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, error) {
+func (o Options) redis(ctx context.Context, many bool) (workload.Backend, error) {
 	n := 1
 	switch {
 	case o.Backend == BackendRedis:
@@ -221,16 +248,20 @@ func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, 
 	switch o.Backend {
 	case BackendRedis:
 		if n == 0 {
-			return nil, fmt.Errorf("%w: --backend=redis needs the address of a Redis", ErrServers)
+			return nil, fmt.Errorf("%w: --backend=redis needs the address of a Redis", ErrMissing)
 		}
 		if n > 1 {
 			return workload.DialCluster(ctx, o.Redis, o.RedisPassword)
 		}
 		return workload.DialRedis(ctx, o.Redis[0], o.RedisPassword)
 	case BackendDocker:
+		d, err := o.docker()
+		if err != nil {
+			return nil, err
+		}
 		var servers []workload.Backend
 		for range n {
-			b, err := containers.StartRedis(ctx, cmp.Or(o.RedisImage, containers.RedisImage))
+			b, err := d.StartRedis(ctx, o.RedisImage)
 			if err != nil {
 				workload.NewCluster(servers).Close()
 				return nil, err
@@ -255,5 +286,5 @@ func (o ServerOptions) redis(ctx context.Context, many bool) (workload.Backend, 
 		}
 		return workload.StartEmbedded()
 	}
-	return nil, fmt.Errorf("%w: unknown backend %q; accepts embedded, redis, docker or sentinel", ErrServers, o.Backend)
+	return nil, fmt.Errorf("%w: unknown backend %q; accepts embedded, redis, docker or sentinel", ErrMissing, o.Backend)
 }

@@ -1,20 +1,19 @@
-package harness
+package backends
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 
-	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/sentinels"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // BackendSentinel is a Redis primary with a replica, reached through
-// Sentinel: an existing deployment (ServerOptions.Sentinel), or the
-// topology lockbench starts on loopback (package sentinels: a primary, a
-// replica and three Sentinels, from Debian's redis-server, or in
-// containers of ServerOptions.RedisImage with SentinelDocker), the only
+// Sentinel: an existing deployment (Options.Sentinel), or the topology
+// lockbench starts on loopback (package sentinels: a primary, a replica
+// and three Sentinels, from Debian's redis-server, or in containers of
+// Options.RedisImage with SentinelDocker), the only
 // one the failover fault can act on.
 const BackendSentinel = "sentinel"
 
@@ -24,7 +23,7 @@ const DefaultSentinelMaster = "mymaster"
 
 // sentinelMissing says why o cannot give the servers of needs on the
 // Sentinel backend, or a lock that waits for a replica elsewhere.
-func (o ServerOptions) sentinelMissing(needs workload.Needs) string {
+func (o Options) sentinelMissing(needs workload.Needs) string {
 	switch {
 	case needs.Has(workload.NeedsReplica) && o.Backend != BackendSentinel:
 		return "waits for a replica (WAIT), which the embedded server and a lone Redis do not have: run with --backend=sentinel (a primary, a replica and three Sentinels started by lockbench) or give --sentinel=ADDR[,ADDR...] --sentinel-master=NAME"
@@ -36,7 +35,7 @@ func (o ServerOptions) sentinelMissing(needs workload.Needs) string {
 
 // sentinel reaches the Sentinel deployment o names, or starts lockbench's
 // own topology.
-func (o ServerOptions) sentinel(ctx context.Context) (workload.Backend, error) {
+func (o Options) sentinel(ctx context.Context) (workload.Backend, error) {
 	if len(o.Sentinel) > 0 {
 		return workload.DialSentinel(ctx, o.Sentinel, cmp.Or(o.SentinelMaster, DefaultSentinelMaster), o.RedisPassword, nil)
 	}
@@ -55,16 +54,20 @@ func (o ServerOptions) sentinel(ctx context.Context) (workload.Backend, error) {
 // startSentinels starts lockbench's own topology: in containers with
 // SentinelDocker (the relays and the levers stay in this process), else
 // as processes of this machine.
-func (o ServerOptions) startSentinels(ctx context.Context) (*sentinels.Topology, error) {
+func (o Options) startSentinels(ctx context.Context) (*sentinels.Topology, error) {
 	if o.SentinelDocker {
-		starter, err := containers.SentinelStarter(ctx, cmp.Or(o.RedisImage, containers.RedisImage))
+		d, err := o.docker()
+		if err != nil {
+			return nil, err
+		}
+		starter, err := d.SentinelStarter(ctx, o.RedisImage)
 		if err != nil {
 			return nil, err
 		}
 		return sentinels.StartWith(ctx, starter)
 	}
 	if !sentinels.Available() {
-		return nil, fmt.Errorf("%w: --backend=sentinel starts redis-server and redis-sentinel, which are not installed (apt-get install redis-server redis-sentinel); or run them in containers (--sentinel-docker), or give --sentinel=ADDR for a deployment of your own", ErrServers)
+		return nil, fmt.Errorf("%w: --backend=sentinel starts redis-server and redis-sentinel, which are not installed (apt-get install redis-server redis-sentinel); or run them in containers (--sentinel-docker), or give --sentinel=ADDR for a deployment of your own", ErrMissing)
 	}
 	top, err := sentinels.Start(ctx)
 	if err != nil {

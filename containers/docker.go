@@ -1,0 +1,49 @@
+package containers
+
+import (
+	"context"
+
+	"github.com/lockbench/lockbench/backends"
+	"github.com/lockbench/lockbench/sentinels"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Docker starts lockbench's servers in containers: it is the
+// backends.Docker of --backend=docker and --sentinel-docker, each method
+// the package's function of the same name, an empty image its default
+// (RedisImage, ZooKeeperImage, MySQLImage).
+type Docker struct{}
+
+var _ backends.Docker = Docker{}
+
+// StartRedis is StartRedis, as a workload.Backend.
+func (Docker) StartRedis(ctx context.Context, image string) (workload.Backend, error) {
+	r, err := StartRedis(ctx, image)
+	if err != nil {
+		return nil, err // not a nil *Redis in a non-nil interface
+	}
+	return r, nil
+}
+
+// StartZooKeeper is StartZooKeeper, as a workload.ZooKeeperServer.
+func (Docker) StartZooKeeper(ctx context.Context, image string) (workload.ZooKeeperServer, error) {
+	z, err := StartZooKeeper(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
+// StartMySQL is StartMySQL, as the server's DSN and its workload.Host.
+func (Docker) StartMySQL(ctx context.Context, image string) (backends.MySQLContainer, error) {
+	m, err := StartMySQL(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// SentinelStarter is SentinelStarter.
+func (Docker) SentinelStarter(ctx context.Context, image string) (sentinels.Starter, error) {
+	return SentinelStarter(ctx, image)
+}
