@@ -25,7 +25,7 @@ var ErrTablesInUse = errors.New("workload: lockbench's tables already exist in t
 const DefaultMySQLDatabase = "lockbench"
 
 // MySQL is a MySQL or MariaDB server that holds the inventory of the
-// SQL sales (SQLSale).
+// SQL sales (sales.SQLSale).
 type MySQL struct {
 	cfg     *mysql.Config // with the database lockbench uses
 	version string

@@ -26,7 +26,7 @@ const (
 	// NeedsMySQL is a MySQL or MariaDB that holds the inventory and
 	// guards the sale itself.
 	NeedsMySQL
-	// NeedsTarget is a running service under test (HTTPSale).
+	// NeedsTarget is a running service under test (sales.HTTPSale).
 	NeedsTarget
 	// NeedsReplica is a Redis with a replica, reached through Sentinel,
 	// for a lock that waits for its replica (lua-wait).
