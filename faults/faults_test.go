@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -141,11 +142,11 @@ func saleOf(t *testing.T, name string) workload.Sale {
 	t.Helper()
 	switch name {
 	case "none":
-		return workload.NoLock()
+		return sales.NoLock()
 	case "atomic":
-		return workload.Atomic()
+		return sales.Atomic()
 	}
-	return workload.LockSale(lookup(t, name))
+	return sales.LockSale(lookup(t, name))
 }
 
 func embedded(t *testing.T) *workload.Embedded {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -50,7 +51,7 @@ func Lock(l locks.Impl) Impl {
 		Reentrant:  l.Reentrant,
 		Locked:     true,
 		DefaultTTL: l.DefaultTTL,
-		Sale:       workload.LockSale(l),
+		Sale:       sales.LockSale(l),
 	}
 }
 
@@ -60,35 +61,35 @@ var (
 		Name:    "none",
 		Summary: "no lock: GET, check, SET races between buyers",
 		Seed:    "001 first listing; 003 baseline",
-		Sale:    workload.NoLock(),
+		Sale:    sales.NoLock(),
 	}
 	lockless = []Impl{
 		{
 			Name:    "atomic",
 			Summary: "no lock: one Lua script checks the stock and decrements it in Redis",
 			Seed:    "the Redis form of the seeds' conditional UPDATE (001, 002)",
-			Sale:    workload.Atomic(),
+			Sale:    sales.Atomic(),
 		},
 		{
 			Name:    "mysql",
 			Summary: "no lock: UPDATE stock = stock - 1 WHERE id = ? AND stock >= 1 in MySQL/MariaDB, the order in the same transaction",
 			Seed:    "001 deductStockMySqlPessimistic; 002 MysqlLock.tryUpdate",
 			Notes:   "The seeds send the UPDATE alone; lockbench wraps it in a transaction with a SELECT of the stock just written (the row is still locked, so it reads the value the UPDATE left, and stock+1 is what the sale read) and the INSERT of the order, whose unique key on the user is one order per user. A statement that fails before COMMIT leaves nothing committed; a COMMIT that fails after it was sent has an unknown outcome. Needs --mysql-dsn (or $LOCKBENCH_MYSQL_DSN).",
-			Sale:    workload.SQLSale(workload.SQLConditional),
+			Sale:    sales.SQLSale(sales.SQLConditional),
 		},
 		{
 			Name:    "mysql-for-update",
 			Summary: "pessimistic row lock: SELECT stock ... FOR UPDATE, business step, UPDATE stock = read-1, COMMIT",
 			Seed:    "001 悲观锁 (row lock); the JVM read-check-write of 001 and 003 moved into a transaction",
 			Notes:   "The row lock is held from the SELECT to the COMMIT, across the business step (the probe point where pause-holder and slow-holder strike): waiters queue on the row in the server, so a paused holder stalls the sale but cannot be overtaken. A holder that dies closes its connection and the server rolls back, freeing the row. Waiters that queue past --command-timeout give up with nothing committed. Needs --mysql-dsn.",
-			Sale:    workload.SQLSale(workload.SQLForUpdate),
+			Sale:    sales.SQLSale(sales.SQLForUpdate),
 		},
 		{
 			Name:    "mysql-version",
 			Summary: "optimistic: SELECT stock, version; business step; UPDATE ... WHERE version = read, retried on a conflict",
 			Seed:    "001 乐观锁 (named, no listing)",
 			Notes:   "Seed 001 names version-number optimistic locking and shows no code; lockbench writes stock = read-1, version = version+1 WHERE id = ? AND version = read, with the order INSERT in the same transaction, and retries from the read (after a jittered exponential pause, 1-32 ms, as lua waits) until it sells, finds the stock gone, or the buyer's context ends. A pause or slow step between read and write only costs a retry. The history keeps the last try's read. Needs --mysql-dsn.",
-			Sale:    workload.SQLSale(workload.SQLVersion),
+			Sale:    sales.SQLSale(sales.SQLVersion),
 		},
 	}
 )
@@ -101,7 +102,7 @@ func Service() Impl {
 		Name:    "service",
 		Summary: "a running service under test, driven over HTTP through lockbench's black-box protocol (--target)",
 		Seed:    "the seeds' two Tomcat instances driven by JMeter",
-		Sale:    workload.HTTPSale(),
+		Sale:    sales.HTTPSale(),
 	}
 }
 

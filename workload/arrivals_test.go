@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -123,7 +124,7 @@ func TestRateSale(t *testing.T) {
 	b := embedded(t)
 	const clients, rate = 60, 2000 // 500 µs apart: the sale takes 30 ms
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: "atomic", Sale: workload.Atomic(), Servers: &workload.Servers{Redis: b},
+		Name: "atomic", Sale: sales.Atomic(), Servers: &workload.Servers{Redis: b},
 		Workload: workload.Workload{Prefix: "rate:", Clients: clients, Nodes: 2, Workers: 4, Pool: 4, Stock: 40, Attempts: 1,
 			Ramp: time.Hour, Rate: rate, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 	})

@@ -53,8 +53,8 @@ func (r *run) client(ctx context.Context, n *node, c int32) {
 	}
 }
 
-// purchase is one attempt, by the implementation's sale (or a look at the
-// product page, for a reader).
+// purchase is one attempt, by the node's seller (or a look at the
+// product page, for a reader), told to a recorder per item of its cart.
 func (r *run) purchase(ctx context.Context, n *node, ops []history.Op, owner string, reader bool) {
 	start := r.now()
 	if r.link != nil {
@@ -62,10 +62,12 @@ func (r *run) purchase(ctx context.Context, n *node, ops []history.Op, owner str
 			return // the node is going away; its coordinator never saw this attempt begin
 		}
 	}
-	c := make(cart, len(ops))
+	a := &Attempt{Client: ops[0].Client, User: strconv.FormatInt(int64(ops[0].Client), 10), Owner: owner,
+		Items: make([]int, len(ops)), Cart: make([]Recorder, len(ops))}
 	for j := range ops {
 		ops[j].Start = start
-		c[j] = &recorder{r: r, op: &ops[j], ctx: ctx, item: int(ops[j].Item), k: r.keys.item(int(ops[j].Item)), cart: c}
+		a.Items[j] = int(ops[j].Item)
+		a.Cart[j] = &recorder{r: r, op: &ops[j], ctx: ctx}
 	}
 	defer func() {
 		end := r.now()
@@ -83,10 +85,10 @@ func (r *run) purchase(ctx context.Context, n *node, ops []history.Op, owner str
 		}
 	}()
 	if reader {
-		r.view(ctx, n, c[0], owner)
+		n.seller.(Viewer).View(ctx, a) // startNode made sure it is one
 		return
 	}
-	r.cfg.Sale.buy(ctx, r, n, c[0], strconv.FormatInt(int64(ops[0].Client), 10), owner)
+	n.seller.Sell(ctx, a)
 }
 
 // failed names the outcome of an attempt that stopped on an error: a

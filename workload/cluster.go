@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/locks"
 
 	"github.com/redis/go-redis/v9"
@@ -163,42 +162,48 @@ func (r *run) servers() []Backend {
 	return []Backend{b}
 }
 
-// prepareServers readies the servers other than the main one: the prefix
-// free (or cleared with Force), the lock's scripts loaded. It returns the
-// function that clears them after the sale.
-func (r *run) prepareServers(ctx context.Context) (cleanup func(), err error) {
+// claimServers readies every Redis of a sale that NeedsRedis, the main
+// one first: the run's prefix free (or cleared with Force), the lock's
+// scripts (Scripted) loaded. It returns the function that clears the
+// prefix on each server it claimed after the sale; on any other, and for
+// a sale that does not need Redis, nothing is touched.
+func (r *run) claimServers(ctx context.Context) (cleanup func(), err error) {
 	r.cluster.backends = r.servers()
 	r.cluster.admin = []*redis.Client{r.admin}
+	var claimed []*redis.Client
 	cleanup = func() {
-		if len(r.cluster.admin) < 2 {
-			return
-		}
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		for _, a := range r.cluster.admin[1:] {
+		for _, a := range claimed {
 			clearPrefix(c, a, r.keys.prefix)
+		}
+		for _, a := range r.cluster.admin[1:] {
 			a.Close()
 		}
 	}
-	if len(r.cluster.backends) < 2 {
+	if r.admin == nil || !r.cfg.Sale.Needs().Has(NeedsRedis) {
 		return cleanup, nil
 	}
-	for i, b := range r.cluster.backends[1:] {
-		a := redis.NewClient(b.Options())
-		r.cluster.admin = append(r.cluster.admin, a)
-		n, err := countKeys(ctx, a, r.keys.prefix)
-		if err != nil {
-			return cleanup, fmt.Errorf("%w: server %d: %v", ErrUnreachable, i+1, err)
+	var scripts []*redis.Script
+	if s, ok := r.cfg.Sale.(Scripted); ok {
+		scripts = s.Scripts()
+	}
+	for i, b := range r.cluster.backends {
+		a := r.admin
+		if i > 0 {
+			a = redis.NewClient(b.Options())
+			r.cluster.admin = append(r.cluster.admin, a)
 		}
-		if n > 0 && !r.cfg.Force {
-			return cleanup, fmt.Errorf("%w: %q holds %s on server %d; pass --force to delete them, or choose another --prefix", ErrPrefixInUse, r.keys.prefix, words.Count(n, "key"), i+1)
+		if err := claimPrefix(ctx, a, r.keys.prefix, r.cfg.Force, i); err != nil {
+			return cleanup, err
 		}
-		if err := clearPrefix(ctx, a, r.keys.prefix); err != nil {
-			return cleanup, fmt.Errorf("%w: server %d: %v", ErrUnreachable, i+1, err)
-		}
-		for _, s := range r.cfg.Sale.scripts() {
+		claimed = append(claimed, a)
+		for _, s := range scripts {
 			if err := s.Load(ctx, a).Err(); err != nil {
-				return cleanup, fmt.Errorf("%w: server %d: loading scripts: %v", ErrUnreachable, i+1, err)
+				if i == 0 {
+					return cleanup, fmt.Errorf("%w: loading scripts: %v", ErrUnreachable, err)
+				}
+				return cleanup, fmt.Errorf("%w: server %d: loading scripts: %v", ErrUnreachable, i, err)
 			}
 		}
 	}
@@ -287,7 +292,7 @@ func (c *Controls) DeleteLockOn(ctx context.Context, servers ...int) error {
 			errs = append(errs, fmt.Errorf("%w: no server %d", ErrUnsupported, i))
 			continue
 		}
-		errs = append(errs, c.r.cluster.admin[i].Del(ctx, c.r.keys.locks()...).Err())
+		errs = append(errs, c.r.cluster.admin[i].Del(ctx, c.r.keys.locks...).Err())
 	}
 	return errors.Join(errs...)
 }

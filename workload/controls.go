@@ -95,14 +95,14 @@ func (c *Controls) DeleteLock(ctx context.Context) error {
 		return c.DeleteLockOn(ctx, serverRange(c.Quorum())...)
 	}
 	// A sale of several items loses every item's lock at once.
-	return c.r.admin.Del(ctx, c.r.keys.locks()...).Err()
+	return c.r.admin.Del(ctx, c.r.keys.locks...).Err()
 }
 
 // LockHeld reports whether the lock's key is on the server (on the main
 // server, for a lock on several): held by someone, whoever it is; for a
 // sale of several items, whether any item's lock is.
 func (c *Controls) LockHeld(ctx context.Context) (bool, error) {
-	n, err := c.r.admin.Exists(ctx, c.r.keys.locks()...).Result()
+	n, err := c.r.admin.Exists(ctx, c.r.keys.locks...).Result()
 	return n > 0, err
 }
 

@@ -110,7 +110,7 @@ func TestPauseNode(t *testing.T) {
 	if err := <-probed2; !errors.Is(err, ErrCrashed) {
 		t.Errorf("probe of a buyer killed during a pause: %v, want ErrCrashed", err)
 	}
-	if err := <-sent2; !errors.Is(err, ErrCrashed) || !notSent(err) {
+	if err := <-sent2; !errors.Is(err, ErrCrashed) || !errors.Is(err, ErrNotSent) {
 		t.Errorf("command of a buyer killed during a pause: %v, want ErrCrashed, not sent", err)
 	}
 	if n, on, pauses := c.NodeTraffic(0); n != 2 || !on || pauses != 2 {
@@ -177,8 +177,8 @@ func TestKill(t *testing.T) {
 	}
 	op := history.Op{Client: 1, Stock: history.NoStock, Arrival: 1}
 	rec := recorder{r: r, op: &op, ctx: ctx}
-	rec.reading()
-	rec.readFailed()
+	rec.Reading()
+	rec.ReadFailed()
 	if op.Outcome != history.Crashed {
 		t.Errorf("the killed client's attempt ended %s, want crashed", op.Outcome)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -34,7 +35,7 @@ func TestCutBy(t *testing.T) {
 				defer cancel()
 			}
 			h, err := workload.Run(ctx, workload.Config{
-				Name: "atomic", Sale: workload.Atomic(), Servers: &workload.Servers{Redis: b},
+				Name: "atomic", Sale: sales.Atomic(), Servers: &workload.Servers{Redis: b},
 				Workload: workload.Workload{Prefix: "cut:", Clients: 20, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
 					Ramp: tt.ramp, Timeout: tt.timeout, CommandTimeout: time.Second},
 			})

@@ -1,6 +1,6 @@
 // Package workload runs one flash sale: buyers arriving on simulated
 // nodes (each its own clients, pool, clock and pause), each attempt
-// bought by the implementation's Sale and written down by a recorder that
+// bought by the implementation's Sale and written down by a Recorder that
 // owns its history record, faults pulled through Controls at the probe
 // points, and the final state audited into a history.History.
 //
@@ -10,10 +10,13 @@
 // system does (Workload.Rate). Latency counts from each buyer's scheduled
 // arrival, so that a system that falls behind shows it.
 //
-// The Sale is the seam every implementation plugs into: LockSale runs the
-// seeds' read-modify-write under any locks.Impl, NoLock, Atomic and
-// SQLSale sell without a lock, and HTTPSale buys from a running service
-// under test over lockbench's black-box protocol (docs/target-protocol.md).
+// The Sale is the seam every implementation plugs into, exported so that
+// a sale can live outside this package: its Inventory (where the stock
+// lives: prepared, pinged, audited, cleared), StartNode (a node's Seller,
+// given the Node handle: its clients, clock, probe points, business step)
+// and each Attempt, told to a Recorder per item. Package sales holds
+// lockbench's own (the seeds' sale under any lock, the sales without one,
+// SQL, the black-box HTTP sale); this package never imports it.
 // The servers a sale runs on are Servers: a Redis Backend (embedded,
 // external or a Cluster of independent ones), a ZooKeeperServer, a MySQL
 // and the Targets of a service under test, each a Server; the Target of a
@@ -21,7 +24,8 @@
 //
 // The files follow the concerns: run.go is the engine (Run, the nodes,
 // the arrival loop), arrivals.go the arrival processes, buyer.go a buyer's
-// attempts, recorder.go the history record, progress.go the progress
-// snapshots, sale.go, sqlsale.go and httpsale.go the sales, node.go and
-// controls.go the nodes and the levers faults pull.
+// attempts, sale.go the Sale seam, handles.go the Node and Attempt a sale
+// is given, recorder.go the Recorder and the history record, store.go the
+// run's keys, progress.go the progress snapshots, node.go and controls.go
+// the nodes and the levers faults pull.
 package workload

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/lockbench/lockbench/history"
 )
 
 // ErrNoMySQL means an implementation that keeps its inventory in MySQL
@@ -25,14 +24,8 @@ var ErrTablesInUse = errors.New("workload: lockbench's tables already exist in t
 // none; it is created when missing and dropped again on Close.
 const DefaultMySQLDatabase = "lockbench"
 
-// The tables of a run, created before the sale and dropped after it.
-const (
-	inventoryTable = "lockbench_inventory"
-	ordersTable    = "lockbench_orders"
-)
-
 // MySQL is a MySQL or MariaDB server that holds the inventory of the
-// SQL sales (SQLSale).
+// SQL sales (sales.SQLSale).
 type MySQL struct {
 	cfg     *mysql.Config // with the database lockbench uses
 	version string
@@ -95,6 +88,10 @@ func DialMySQL(ctx context.Context, dsn string) (*MySQL, error) {
 	}
 	return m, nil
 }
+
+// Open opens a pool of up to pool connections to the server's database,
+// for a sale's node or its inventory; the caller closes it.
+func (m *MySQL) Open(pool int) (*sql.DB, error) { return openMySQL(m.cfg, pool) }
 
 func openMySQL(cfg *mysql.Config, pool int) (*sql.DB, error) {
 	conn, err := mysql.NewConnector(cfg)
@@ -174,84 +171,5 @@ func (m *MySQL) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quoteIdent(m.cfg.DBName))
-	return err
-}
-
-// mysqlInventory is the inventory of a SQL sale: one row of
-// lockbench_inventory (id 1, seed 003's inventory001) and one row of
-// lockbench_orders per order, unique per user.
-type mysqlInventory struct {
-	db *sql.DB // the run's own connection: set-up, audit, removal
-}
-
-func (m *MySQL) inventory() (*mysqlInventory, error) {
-	db, err := openMySQL(m.cfg, 2)
-	if err != nil {
-		return nil, err
-	}
-	return &mysqlInventory{db: db}, nil
-}
-
-// prepare refuses a database that already holds lockbench's tables
-// (unless force), then creates them and sets the stock.
-func (v *mysqlInventory) prepare(ctx context.Context, stock int64, force bool) error {
-	var n int
-	err := v.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?, ?)", inventoryTable, ordersTable).Scan(&n)
-	if err != nil {
-		return fmt.Errorf("%w: mysql: %v", ErrUnreachable, err)
-	}
-	if n > 0 && !force {
-		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --mysql-dsn", ErrTablesInUse, inventoryTable, ordersTable)
-	}
-	for _, q := range []string{
-		"DROP TABLE IF EXISTS " + inventoryTable + ", " + ordersTable,
-		// No CHECK on the stock: an oversell must be able to show.
-		"CREATE TABLE " + inventoryTable + " (id INT PRIMARY KEY, stock BIGINT NOT NULL, version BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB",
-		// One order per user (seed 000's 一人一单) is the unique key.
-		"CREATE TABLE " + ordersTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, user INT NOT NULL, UNIQUE KEY one_per_user (user)) ENGINE=InnoDB",
-	} {
-		if _, err := v.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%w: mysql: %v", ErrUnreachable, err)
-		}
-	}
-	if _, err := v.db.ExecContext(ctx, "INSERT INTO "+inventoryTable+" (id, stock) VALUES (1, ?)", stock); err != nil {
-		return fmt.Errorf("%w: mysql: %v", ErrUnreachable, err)
-	}
-	return nil
-}
-
-// audit reads the final stock and the orders. The unique key makes a
-// second order for a user impossible; the count is read all the same.
-func (v *mysqlInventory) audit(ctx context.Context) (history.Final, error) {
-	var f history.Final
-	if err := v.db.QueryRowContext(ctx, "SELECT stock FROM "+inventoryTable+" WHERE id = 1").Scan(&f.Stock); err != nil {
-		return f, err
-	}
-	if err := v.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+ordersTable).Scan(&f.Orders); err != nil {
-		return f, err
-	}
-	rows, err := v.db.QueryContext(ctx, "SELECT user, COUNT(*) FROM "+ordersTable+" GROUP BY user HAVING COUNT(*) > 1 ORDER BY user")
-	if err != nil {
-		return f, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var user int32
-		var n int64
-		if err := rows.Scan(&user, &n); err != nil {
-			return f, err
-		}
-		f.DuplicateUsers = append(f.DuplicateUsers, user)
-		f.DuplicateOrders += n - 1
-	}
-	return f, rows.Err()
-}
-
-// clear drops the tables and closes the run's connection.
-func (v *mysqlInventory) ping(ctx context.Context) error { return v.db.PingContext(ctx) }
-
-func (v *mysqlInventory) clear(ctx context.Context) error {
-	defer v.db.Close()
-	_, err := v.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+inventoryTable+", "+ordersTable)
 	return err
 }

@@ -2,14 +2,10 @@ package workload
 
 import (
 	"context"
-	"errors"
-	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,12 +18,8 @@ type node struct {
 	uuid    string // the instance's id, as the seeds' UUID prefix of owner values
 	client  *redis.Client
 	servers []*redis.Client // one per server of a multi-server lock, client first
-	sql     *sqlNode        // the node's MySQL pool, for the SQL sales
-	// lockers are the node's handles on each item's lock (one for a sale
-	// of one item, or for a lock that takes several together).
-	lockers  []locks.Locker
-	target   *url.URL     // the instance of a service under test the node drives
-	http     *http.Client // the node's client of it
+	// seller is the node's side of the sale (Sale.StartNode).
+	seller   Seller
 	pause    nodePause
 	skew     atomic.Int64 // the clock's offset, ns
 	commands atomic.Int64
@@ -217,10 +209,8 @@ type notSentError struct{ cause error }
 func (e *notSentError) Error() string { return "not sent: " + e.cause.Error() }
 func (e *notSentError) Unwrap() error { return e.cause }
 
-func notSent(err error) bool {
-	var ns *notSentError
-	return errors.As(err, &ns)
-}
+// Is makes a command that was not sent match ErrNotSent.
+func (e *notSentError) Is(target error) bool { return target == ErrNotSent }
 
 // hook puts the node's pause and command counter in front of every command.
 type hook struct{ n *node }

@@ -32,7 +32,7 @@ func (r *run) snapshot() Progress {
 		Arrived:  r.arrived.Load(),
 		Finished: r.finished.Load(),
 		Sold:     r.sold.Load(),
-		Stock:    r.cfg.Stock * int64(len(r.keys.items)),
+		Stock:    r.cfg.Stock * int64(len(r.keys.locks)),
 		Faults:   r.faults.active.Load(),
 		Injected: r.faults.injected.Load(),
 	}

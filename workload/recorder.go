@@ -6,131 +6,204 @@ import (
 	"github.com/lockbench/lockbench/history"
 )
 
-// recorder owns one purchase attempt's history.Op: a sale tells it what
-// happened (a read sent, its answer, a write sent, applied, refused, of
-// unknown outcome, never sent) and the recorder writes the instants and
-// states the checker reads, so that every sale follows the same rules.
+// Recorder is how a sale records one attempt at one item: the sale says
+// what happened (a lock acquired, a read sent, its answer, a write sent,
+// applied, refused, of unknown outcome, never sent) and the recorder
+// writes the instants and states the checker reads, so that every sale,
+// lockbench's own or a team's, follows the same rules. The engine makes
+// one per item of each attempt (Attempt.Cart); a sale never makes one.
 //
 // The rules: an instant that did not happen is zero; a read that failed
 // leaves no read; a write that was not sent leaves no write; a write sent
 // and not answered is indeterminate, with no return; an attempt that
-// found the stock gone or the user served wrote nothing.
+// found the stock gone or the user served wrote nothing; an attempt that
+// stopped on an error is a crash if a fault killed the buyer, pending if
+// the run ended under it, else failed.
+//
+// An attempt is a sequence of these events, each step's call before its
+// answer: [Acquiring, Acquired] then Reading, Read (or ReadFailed), then
+// Writing and Applied, Refused, Unknown or NotSent (or one of SoldOut,
+// Duplicate, CartRefused), then [Releasing, Released]. Each event ending
+// the attempt says so.
+type Recorder interface {
+	// Acquiring marks the lock acquisition sent.
+	Acquiring()
+	// AcquiringShared marks a shared (read) lock's acquisition sent, by a
+	// reader: the checker lets readers overlap one another.
+	AcquiringShared()
+	// Acquired records the lock obtained, with its fencing token (zero
+	// when the lock hands out none).
+	Acquired(token uint64)
+	// Token records the fencing token the attempt's lease carried, when
+	// the sale learns it other than by acquiring (a service under test
+	// reports it in its answer).
+	Token(t uint64)
+	// GaveUp ends the attempt: the lock could not be obtained.
+	GaveUp()
+
+	// Reading marks the stock read sent.
+	Reading()
+	// Read records the read's answer: the stock the sale saw.
+	Read(stock int64)
+	// ReadUntold records the answer of a request that read the stock
+	// without saying what it read (a service under test that does not
+	// report it): the history says its reads are unknown
+	// (history.Header.Unread), and the audits alone judge the data.
+	ReadUntold()
+	// ReadFailed ends an attempt whose read failed: nothing was read,
+	// and the attempt never touched the stock.
+	ReadFailed()
+
+	// Writing marks the write sent now.
+	Writing()
+	// WritingWithRead marks the write sent with the read: one command or
+	// one transaction did both.
+	WritingWithRead()
+	// Applied records the write acknowledged: the unit is sold.
+	Applied()
+	// AppliedWithRead records a sale that one command read and wrote:
+	// the write's interval is the read's.
+	AppliedWithRead()
+	// Refused records the store's refusal of the write (a stale fencing
+	// token).
+	Refused()
+	// Unknown records a write sent and never answered: it may have been
+	// applied at any time after it was sent.
+	Unknown()
+	// NotSent ends an attempt whose write was never sent (or belonged to
+	// a transaction that never committed): the read stands, no write
+	// happened.
+	NotSent()
+	// Conflict records an optimistic write that found the data changed
+	// since its read and so changed nothing: the attempt goes on with a
+	// new read.
+	Conflict()
+
+	// SoldOut ends the attempt: the stock read was gone, nothing was
+	// written.
+	SoldOut()
+	// Duplicate ends the attempt: the user already had an order, nothing
+	// was written.
+	Duplicate()
+	// CartRefused ends the attempt at an item that had stock while
+	// another item of its cart had none, or was already the buyer's:
+	// nothing was written.
+	CartRefused()
+	// Fail ends the attempt on an error before any write was sent: a
+	// crash if a fault killed the buyer, pending if the run ended under
+	// it, else failed.
+	Fail()
+	// Stopped records a buyer stopped at a probe point after its sale: a
+	// crash or the run's end overrides the sale's outcome, nothing else
+	// does.
+	Stopped()
+	// Crashed ends the attempt of a buyer a fault killed.
+	Crashed()
+
+	// Releasing marks the lock release sent.
+	Releasing()
+	// Released records the release's answer; lost says the lock was
+	// found no longer held by its caller.
+	Released(lost bool)
+
+	// Viewed ends a reader's attempt: it was shown the stock it read.
+	Viewed()
+	// ViewFailed ends a reader's attempt whose read failed: nothing was
+	// read, and a reader is never sent away (a crash or the run's end
+	// aside).
+	ViewFailed()
+}
+
+// recorder is the engine's Recorder: it owns one attempt's history.Op at
+// one item, and is the only code that writes it while the sale runs.
 type recorder struct {
 	r   *run
 	op  *history.Op
 	ctx context.Context // the buyer's: its cause says crash or cut
-	// item is the op's item, k its keys.
-	item int
-	k    *keys
-	// cart is the recorders of every item of the attempt, this one
-	// among them.
-	cart cart
 }
 
-// acquiring marks the lock acquisition sent.
-func (rec *recorder) acquiring() { rec.op.AcquireCall = rec.r.now() }
+func (rec *recorder) Acquiring() { rec.op.AcquireCall = rec.r.now() }
 
-// acquired records the lock obtained, with its fencing token (zero when
-// the lock hands out none).
-func (rec *recorder) acquired(token uint64) {
+func (rec *recorder) AcquiringShared() {
+	rec.op.AcquireCall = rec.r.now()
+	rec.op.Shared = true
+}
+
+func (rec *recorder) Acquired(token uint64) {
 	rec.op.Acquired = rec.r.now()
 	rec.op.Token = token
 }
 
-// token records the fencing token the attempt's lease carried, when the
-// sale learns it other than by acquiring (a service under test reports
-// it in its answer).
-func (rec *recorder) token(t uint64) { rec.op.Token = t }
+func (rec *recorder) Token(t uint64) { rec.op.Token = t }
 
-// gaveUp ends the attempt: the lock could not be obtained.
-func (rec *recorder) gaveUp() { rec.op.Outcome = history.GaveUp }
+func (rec *recorder) GaveUp() { rec.op.Outcome = history.GaveUp }
 
-// reading marks the stock read sent.
-func (rec *recorder) reading() { rec.op.ReadCall = rec.r.now() }
+func (rec *recorder) Reading() { rec.op.ReadCall = rec.r.now() }
 
-// read records the read's answer: the stock the sale saw.
-func (rec *recorder) read(stock int64) {
+func (rec *recorder) Read(stock int64) {
 	rec.op.ReadReturn = rec.r.now()
 	rec.op.Stock = stock
 }
 
-// answered records the answer of a request that read the stock without
-// saying what it read (a service under test that does not report it).
-func (rec *recorder) answered() { rec.op.ReadReturn = rec.r.now() }
-
-// readFailed ends an attempt whose read failed: nothing was read, and the
-// attempt never touched the stock.
-func (rec *recorder) readFailed() {
-	rec.op.ReadCall, rec.op.ReadReturn, rec.op.Stock = 0, 0, history.NoStock
-	rec.notSent()
+func (rec *recorder) ReadUntold() {
+	rec.op.ReadReturn = rec.r.now()
+	rec.r.unread.Store(true)
 }
 
-// writing marks the write sent now.
-func (rec *recorder) writing() { rec.op.WriteCall = rec.r.now() }
+func (rec *recorder) ReadFailed() {
+	rec.op.ReadCall, rec.op.ReadReturn, rec.op.Stock = 0, 0, history.NoStock
+	rec.NotSent()
+}
 
-// writingWithRead marks the write sent with the read: one command or one
-// transaction did both.
-func (rec *recorder) writingWithRead() { rec.op.WriteCall = rec.op.ReadCall }
+func (rec *recorder) Writing() { rec.op.WriteCall = rec.r.now() }
 
-// applied records the write acknowledged: the unit is sold.
-func (rec *recorder) applied() {
+func (rec *recorder) WritingWithRead() { rec.op.WriteCall = rec.op.ReadCall }
+
+func (rec *recorder) Applied() {
 	rec.op.WriteReturn = rec.r.now()
 	rec.op.Write, rec.op.Outcome = history.Applied, history.Sold
 }
 
-// appliedWithRead records a sale that one command read and wrote: the
-// write's interval is the read's.
-func (rec *recorder) appliedWithRead() {
+func (rec *recorder) AppliedWithRead() {
 	rec.op.WriteCall, rec.op.WriteReturn = rec.op.ReadCall, rec.op.ReadReturn
 	rec.op.Write, rec.op.Outcome = history.Applied, history.Sold
 }
 
-// refused records the store's refusal of the write (a stale fencing
-// token).
-func (rec *recorder) refused() {
+func (rec *recorder) Refused() {
 	rec.op.WriteReturn = rec.r.now()
 	rec.op.Write, rec.op.Outcome = history.Refused, history.Rejected
 }
 
-// unknown records a write sent and never answered: it may have been
-// applied at any time after it was sent.
-func (rec *recorder) unknown() {
+func (rec *recorder) Unknown() {
 	rec.op.Write = history.Indeterminate
 	rec.op.Outcome = rec.r.failed(rec.ctx, history.Unknown)
 }
 
-// notSent ends an attempt whose write was never sent (or belonged to a
-// transaction that never committed): the read stands, no write happened.
-func (rec *recorder) notSent() {
+func (rec *recorder) NotSent() {
 	rec.op.WriteCall, rec.op.WriteReturn, rec.op.Write = 0, 0, history.NoWrite
-	rec.fail()
+	rec.Fail()
 }
 
-// conflict records an optimistic write that found the data changed since
-// its read and so changed nothing: the attempt goes on with a new read.
-func (rec *recorder) conflict() { rec.op.WriteCall = 0 }
+func (rec *recorder) Conflict() { rec.op.WriteCall = 0 }
 
-// soldOut ends the attempt: the stock read was gone, nothing was written.
-func (rec *recorder) soldOut() {
+func (rec *recorder) SoldOut() {
 	rec.op.WriteCall, rec.op.WriteReturn, rec.op.Write = 0, 0, history.NoWrite
 	rec.op.Outcome = history.SoldOut
 }
 
-// duplicate ends the attempt: the user already had an order, nothing was
-// written.
-func (rec *recorder) duplicate() {
+func (rec *recorder) Duplicate() {
 	rec.op.WriteCall, rec.op.WriteReturn, rec.op.Write = 0, 0, history.NoWrite
 	rec.op.Outcome = history.Duplicate
 }
 
-// fail ends the attempt on an error before any write was sent: a crash if
-// a fault killed the buyer, pending if the run ended under it, else
-// failed.
-func (rec *recorder) fail() { rec.op.Outcome = rec.r.failed(rec.ctx, history.Failed) }
+func (rec *recorder) CartRefused() {
+	rec.op.WriteCall, rec.op.WriteReturn, rec.op.Write = 0, 0, history.NoWrite
+	rec.op.Outcome = history.CartRefused
+}
 
-// stopped records a buyer stopped at a probe point after its sale: a
-// crash or the run's end overrides the sale's outcome, nothing else does.
-func (rec *recorder) stopped() {
+func (rec *recorder) Fail() { rec.op.Outcome = rec.r.failed(rec.ctx, history.Failed) }
+
+func (rec *recorder) Stopped() {
 	if rec.op.Outcome == history.Crashed {
 		return
 	}
@@ -139,45 +212,20 @@ func (rec *recorder) stopped() {
 	}
 }
 
-// crashed ends the attempt of a buyer a fault killed.
-func (rec *recorder) crashed() { rec.op.Outcome = history.Crashed }
+func (rec *recorder) Crashed() { rec.op.Outcome = history.Crashed }
 
-// releasing marks the lock release sent.
-func (rec *recorder) releasing() { rec.op.ReleaseCall = rec.r.now() }
+func (rec *recorder) Releasing() { rec.op.ReleaseCall = rec.r.now() }
 
-// released records the release's answer; lost says the lock was found no
-// longer held by its caller.
-func (rec *recorder) released(lost bool) {
+func (rec *recorder) Released(lost bool) {
 	rec.op.Released = rec.r.now()
 	rec.op.Lost = lost
 }
 
-// viewed ends a reader's attempt: it was shown the stock it read.
-func (rec *recorder) viewed() {
+func (rec *recorder) Viewed() {
 	rec.op.Write, rec.op.Outcome = history.NoWrite, history.Viewed
 }
 
-// viewFailed ends a reader's attempt whose read failed: nothing was read,
-// and a reader is never sent away (a crash or the run's end aside).
-func (rec *recorder) viewFailed() {
+func (rec *recorder) ViewFailed() {
 	rec.op.ReadCall, rec.op.ReadReturn, rec.op.Stock = 0, 0, history.NoStock
 	rec.op.Outcome = rec.r.failed(rec.ctx, history.Viewed)
-}
-
-// cartRefused ends the attempt at an item that had stock while another
-// item of its cart had none, or was already the buyer's: nothing was
-// written.
-func (rec *recorder) cartRefused() {
-	rec.op.WriteCall, rec.op.WriteReturn, rec.op.Write = 0, 0, history.NoWrite
-	rec.op.Outcome = history.CartRefused
-}
-
-// cart is the recorders of one attempt's items, in item order.
-type cart []*recorder
-
-// each tells every item's recorder the same event.
-func (c cart) each(f func(*recorder)) {
-	for _, rec := range c {
-		f(rec)
-	}
 }

@@ -76,90 +76,90 @@ func TestRecorder(t *testing.T) {
 		lost      bool
 	}{
 		{name: "read, write sent, applied",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.applied() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.Applied() },
 			outcome: history.Sold, write: history.Applied, stock: 5, set: "read_call read_return write_call write_return"},
 		{name: "one command read and wrote",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.appliedWithRead() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.AppliedWithRead() },
 			outcome: history.Sold, write: history.Applied, stock: 5, set: "read_call read_return write_call write_return", sameWrite: true},
 		{name: "write sent, no answer",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.unknown() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.Unknown() },
 			outcome: history.Unknown, write: history.Indeterminate, stock: 5, set: "read_call read_return write_call"},
 		{name: "write sent, buyer crashed", ctx: crashed,
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.unknown() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.Unknown() },
 			outcome: history.Crashed, write: history.Indeterminate, stock: 5, set: "read_call read_return write_call"},
 		{name: "write sent, the run ended", ctx: cut,
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.unknown() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.Unknown() },
 			outcome: history.Pending, write: history.Indeterminate, stock: 5, set: "read_call read_return write_call"},
 		{name: "script sent, no answer: a blind sale",
-			steps:   func(rec *recorder) { rec.reading(); rec.writingWithRead(); rec.unknown() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.WritingWithRead(); rec.Unknown() },
 			outcome: history.Unknown, write: history.Indeterminate, stock: history.NoStock, set: "read_call write_call"},
 		{name: "write not sent",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.notSent() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.NotSent() },
 			outcome: history.Failed, write: history.NoWrite, stock: 5, set: "read_call read_return"},
 		{name: "write not sent, buyer crashed", ctx: crashed,
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.notSent() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.NotSent() },
 			outcome: history.Crashed, write: history.NoWrite, stock: 5, set: "read_call read_return"},
 		{name: "read failed",
-			steps:   func(rec *recorder) { rec.reading(); rec.readFailed() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.ReadFailed() },
 			outcome: history.Failed, write: history.NoWrite, stock: history.NoStock, set: ""},
 		{name: "sold out",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(0); rec.soldOut() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(0); rec.SoldOut() },
 			outcome: history.SoldOut, write: history.NoWrite, stock: 0, set: "read_call read_return"},
 		{name: "duplicate",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(3); rec.duplicate() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(3); rec.Duplicate() },
 			outcome: history.Duplicate, write: history.NoWrite, stock: 3, set: "read_call read_return"},
 		{name: "fenced write refused",
 			steps: func(rec *recorder) {
-				rec.acquiring()
-				rec.acquired(7)
-				rec.reading()
-				rec.read(4)
-				rec.writing()
-				rec.refused()
+				rec.Acquiring()
+				rec.Acquired(7)
+				rec.Reading()
+				rec.Read(4)
+				rec.Writing()
+				rec.Refused()
 			},
 			outcome: history.Rejected, write: history.Refused, stock: 4, token: 7, set: "acquire_call acquired read_call read_return write_call write_return"},
 		{name: "conflict, then the new read's write",
 			steps: func(rec *recorder) {
-				rec.reading()
-				rec.read(5)
-				rec.writing()
-				rec.conflict()
-				rec.reading()
-				rec.read(4)
-				rec.writing()
-				rec.applied()
+				rec.Reading()
+				rec.Read(5)
+				rec.Writing()
+				rec.Conflict()
+				rec.Reading()
+				rec.Read(4)
+				rec.Writing()
+				rec.Applied()
 			},
 			outcome: history.Sold, write: history.Applied, stock: 4, set: "read_call read_return write_call write_return"},
 		{name: "gave up on the lock",
-			steps:   func(rec *recorder) { rec.acquiring(); rec.gaveUp() },
+			steps:   func(rec *recorder) { rec.Acquiring(); rec.GaveUp() },
 			outcome: history.GaveUp, write: history.NoWrite, stock: history.NoStock, set: "acquire_call"},
 		{name: "a service's token",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.token(9); rec.appliedWithRead() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Token(9); rec.AppliedWithRead() },
 			outcome: history.Sold, write: history.Applied, stock: 5, token: 9, set: "read_call read_return write_call write_return", sameWrite: true},
 		{name: "a service that does not say what it read",
-			steps:   func(rec *recorder) { rec.reading(); rec.answered(); rec.appliedWithRead() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.ReadUntold(); rec.AppliedWithRead() },
 			outcome: history.Sold, write: history.Applied, stock: history.NoStock, set: "read_call read_return write_call write_return", sameWrite: true},
 		{name: "stopped after the sale, alive",
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.applied(); rec.stopped() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.Applied(); rec.Stopped() },
 			outcome: history.Sold, write: history.Applied, stock: 5, set: "read_call read_return write_call write_return"},
 		{name: "stopped after the sale, crashed", ctx: crashed,
-			steps:   func(rec *recorder) { rec.reading(); rec.read(5); rec.writing(); rec.applied(); rec.stopped() },
+			steps:   func(rec *recorder) { rec.Reading(); rec.Read(5); rec.Writing(); rec.Applied(); rec.Stopped() },
 			outcome: history.Crashed, write: history.Applied, stock: 5, set: "read_call read_return write_call write_return"},
 		{name: "released, found lost",
 			steps: func(rec *recorder) {
-				rec.acquiring()
-				rec.acquired(0)
-				rec.reading()
-				rec.read(2)
-				rec.writing()
-				rec.applied()
-				rec.releasing()
-				rec.released(true)
+				rec.Acquiring()
+				rec.Acquired(0)
+				rec.Reading()
+				rec.Read(2)
+				rec.Writing()
+				rec.Applied()
+				rec.Releasing()
+				rec.Released(true)
 			},
 			outcome: history.Sold, write: history.Applied, stock: 2, lost: true,
 			set: "acquire_call acquired read_call read_return write_call write_return release_call released"},
 		{name: "a crashed holder never releases", ctx: crashed,
-			steps:   func(rec *recorder) { rec.acquiring(); rec.acquired(0); rec.reading(); rec.read(2); rec.crashed() },
+			steps:   func(rec *recorder) { rec.Acquiring(); rec.Acquired(0); rec.Reading(); rec.Read(2); rec.Crashed() },
 			outcome: history.Crashed, write: history.NoWrite, stock: 2, set: "acquire_call acquired read_call read_return"},
 	}
 	for _, tt := range tests {
@@ -202,14 +202,14 @@ func TestRecorderInstantsInOrder(t *testing.T) {
 	r := testRun(1, 1)
 	op := history.Op{Stock: history.NoStock, Arrival: 1}
 	rec := recorder{r: r, op: &op, ctx: t.Context()}
-	rec.acquiring()
-	rec.acquired(3)
-	rec.reading()
-	rec.read(9)
-	rec.writing()
-	rec.applied()
-	rec.releasing()
-	rec.released(false)
+	rec.Acquiring()
+	rec.Acquired(3)
+	rec.Reading()
+	rec.Read(9)
+	rec.Writing()
+	rec.Applied()
+	rec.Releasing()
+	rec.Released(false)
 	steps := []int64{op.AcquireCall, op.Acquired, op.ReadCall, op.ReadReturn, op.WriteCall, op.WriteReturn, op.ReleaseCall, op.Released}
 	if !slices.IsSorted(steps) || steps[0] <= 0 {
 		t.Errorf("instants %v: want positive and in the order of the steps", steps)

@@ -180,7 +180,7 @@ type run struct {
 	arrived, finished, sold atomic.Int64
 	faults                  faultLog
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
-	inv                     inventory
+	inv                     Inventory
 	store                   Server // the server that holds the inventory
 	// unread is set when a service under test answered a purchase
 	// without the stock it read.
@@ -225,7 +225,7 @@ func (r *run) initSlots(c int32, node int) {
 	op := &r.slots(c)[0]
 	*op = history.Op{Client: c, Node: int16(node), Stock: history.NoStock}
 	op.Arrival = r.arrival(int(c))
-	if len(r.keys.items) > 1 {
+	if len(r.keys.locks) > 1 {
 		items, _ := r.cartOf(c)
 		op.Item = int32(items[0])
 	}
@@ -263,27 +263,30 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(NeedsTarget) {
 		r.keys.lock = k // the service's lock, for the faults that reach it
-		r.keys.items[0].lock = k
+		r.keys.locks[0] = k
 	}
-	if r.inv, err = cfg.Sale.inventory(r); err != nil {
+	if err := r.relay(); err != nil {
+		return nil, err
+	}
+	if r.inv, err = cfg.Sale.Inventory(Env{Servers: cfg.Servers, Redis: r.admin, Keys: r.keys.export(), Workload: cfg.Workload}); err != nil {
 		return nil, err
 	}
 	backend := r.store.Name()
 	setup, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := r.inv.prepare(setup, cfg.Stock, cfg.Force); err != nil {
+	cleanupServers, err := r.claimServers(setup)
+	defer cleanupServers()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.inv.Prepare(setup, cfg.Stock, cfg.Force); err != nil {
 		return nil, err
 	}
 	defer func() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		r.inv.clear(c)
+		r.inv.Clear(c)
 	}()
-	cleanupServers, err := r.prepareServers(setup)
-	defer cleanupServers()
-	if err != nil {
-		return nil, err
-	}
 	if err := r.startNodes(setup); err != nil {
 		r.stopNodes()
 		return nil, err
@@ -354,10 +357,11 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		Faults: r.faults.list(),
 		Ops:    r.compact(),
 	}
-	if len(r.keys.items) > 1 {
-		h.Header.Items, h.Header.Cart = len(r.keys.items), r.cart
+	if len(r.keys.locks) > 1 {
+		h.Header.Items, h.Header.Cart = len(r.keys.locks), r.cart
 	}
-	cfg.Sale.describe(&h.Header)
+	g := cfg.Sale.Guard()
+	h.Header.Lockless, h.Header.Fenced = !g.Lock, g.Fenced
 	h.Header.Unread = r.unread.Load()
 	for _, n := range r.nodes {
 		h.Header.Commands += n.commands.Load()
@@ -379,7 +383,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if err := r.protocolError(); err != nil && lost == nil {
 		lost = err
 	}
-	final, err := r.inv.audit(ac)
+	final, err := r.inv.Audit(ac)
 	if err != nil {
 		// What was recorded stands: the history goes back whole, its
 		// final state marked unknown, for the caller to judge and keep.
@@ -439,8 +443,13 @@ func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) 
 		n.client.AddHook(hook{n})
 		n.servers = r.serverClients(n, n.client)
 	}
-	if err := r.cfg.Sale.startNode(ctx, r, n); err != nil {
+	seller, err := r.cfg.Sale.StartNode(ctx, &Node{r: r, n: n})
+	if err != nil {
 		return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+	}
+	n.seller = seller
+	if _, ok := seller.(Viewer); r.cfg.Reads > 0 && !ok {
+		return n, fmt.Errorf("%w: %s shows no reader the stock", ErrWorkload, r.cfg.Name)
 	}
 	return n, nil
 }
@@ -450,20 +459,12 @@ func (r *run) stopNodes() {
 		r.coord.close()
 	}
 	for _, n := range r.nodes {
-		for _, l := range n.lockers {
-			if c, ok := l.(locks.Closer); ok {
-				c.Close()
-			}
+		if n.seller != nil {
+			n.seller.Close()
 		}
 		closeServerClients(n)
 		if n.client != nil {
 			n.client.Close()
-		}
-		if n.http != nil {
-			n.http.CloseIdleConnections()
-		}
-		if n.sql != nil {
-			n.sql.db.Close()
 		}
 	}
 }

@@ -3,9 +3,9 @@ package workload
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,7 +15,8 @@ type Needs uint8
 // The servers a sale can need.
 const (
 	// NeedsRedis is a Redis that holds the inventory (and the lock, for a
-	// lock that lives in Redis).
+	// lock that lives in Redis). The run claims its key prefix there
+	// before the sale and clears it after.
 	NeedsRedis Needs = 1 << iota
 	// NeedsRedisServers is several independent Redis servers for a lock
 	// that runs on many (redlock); the first is the NeedsRedis one.
@@ -25,7 +26,7 @@ const (
 	// NeedsMySQL is a MySQL or MariaDB that holds the inventory and
 	// guards the sale itself.
 	NeedsMySQL
-	// NeedsTarget is a running service under test (HTTPSale).
+	// NeedsTarget is a running service under test (sales.HTTPSale).
 	NeedsTarget
 	// NeedsReplica is a Redis with a replica, reached through Sentinel,
 	// for a lock that waits for its replica (lua-wait).
@@ -37,250 +38,149 @@ func (n Needs) Has(x Needs) bool { return n&x == x }
 
 // Sale is an implementation's sale protocol, the one seam every kind of
 // implementation plugs into: where its inventory lives and how that is
-// prepared, audited and cleared (the inventory), how a node readies itself
-// for it, and how one attempt buys, told to a recorder that owns the
-// attempt's history. LockSale runs the seeds' read-modify-write under any
-// locks.Locker; NoLock, Atomic and SQLSale are the sales without a lock.
+// prepared, audited and cleared (Inventory), how a node readies itself
+// for it (StartNode), and how one attempt buys (Seller), told to a
+// Recorder that owns the attempt's history. Package sales holds
+// lockbench's own: the seeds' read-modify-write under any lock, the sales
+// without a lock, the SQL sales and the black-box HTTP sale; a sale of a
+// team's own store implements Sale outside lockbench.
+//
+// A Sale may also be a Supporter (several items, carts, readers) and a
+// Scripted sale (Lua scripts loaded on every Redis its lock runs on).
 type Sale interface {
 	// Needs names the servers the sale runs on.
 	Needs() Needs
-	// describe fills the history header's account of the sale: whether
-	// a lock guards it, whether its store checks fencing tokens.
-	describe(h *history.Header)
-	// inventory is the run's store on its servers.
-	inventory(r *run) (inventory, error)
-	// scripts are the Lua scripts to load on every Redis the sale uses.
-	scripts() []*redis.Script
-	// startNode readies node n for the sale (its lock, its SQL pool);
-	// ctx bounds the set-up only.
-	startNode(ctx context.Context, r *run, n *node) error
-	// buy is one attempt of a buyer of node n with the given user id and
-	// lock owner value.
-	buy(ctx context.Context, r *run, n *node, rec *recorder, user, owner string)
+	// Guard says what guards the sale, for the history's header.
+	Guard() Guard
+	// Inventory is the run's store of the sale, made once per run before
+	// the sale: the engine prepares it, pings it while the sale runs,
+	// audits it and clears it. It fails with ErrNoRedis, ErrNoMySQL or
+	// ErrMissingServer when env lacks its server.
+	Inventory(env Env) (Inventory, error)
+	// StartNode readies node n for the sale (its lock handles, its
+	// connection pool) and returns the node's seller; ctx bounds the
+	// set-up only. The engine closes the seller when the sale ends.
+	StartNode(ctx context.Context, n *Node) (Seller, error)
 }
 
-// redisStore is the part of the sales whose inventory lives under the
-// run's key prefix in Redis.
-type redisStore struct{}
-
-func (redisStore) inventory(r *run) (inventory, error) {
-	if r.admin == nil {
-		return nil, ErrNoRedis
-	}
-	return &redisInventory{c: r.admin, k: &r.keys, scripts: r.cfg.Sale.scripts()}, nil
+// Guard is what guards a sale, as the history's header says it (Lockless,
+// Fenced) and the checker reads it.
+type Guard struct {
+	// Lock is true when a lock guards the sale: the checker audits its
+	// mutual exclusion.
+	Lock bool
+	// Fenced is true when the store checks the lock's fencing tokens and
+	// refuses a stale holder's write.
+	Fenced bool
 }
 
-func (redisStore) scripts() []*redis.Script { return nil }
-
-func (redisStore) startNode(context.Context, *run, *node) error { return nil }
-
-// NoLock is the sale with nothing guarding it: the seeds' GET, check, SET
-// races between buyers.
-func NoLock() Sale { return noLock{} }
-
-type noLock struct{ redisStore }
-
-func (noLock) Needs() Needs               { return NeedsRedis }
-func (noLock) describe(h *history.Header) { h.Lockless = true }
-func (noLock) buy(ctx context.Context, r *run, n *node, rec *recorder, user, owner string) {
-	if len(rec.cart) > 1 {
-		r.buyCart(ctx, n, rec.cart, user, owner, nil)
-		return
-	}
-	r.sale(ctx, n, rec, user, 0)
+// Inventory is where a run keeps its stock and orders (Redis keys under
+// the run's prefix, MySQL tables, a service's own store). It is prepared
+// before the sale, pinged while it runs, audited after it, then cleared.
+type Inventory interface {
+	// Prepare sets every item's stock, with no order. It fails with
+	// ErrPrefixInUse or ErrTablesInUse when the place is taken and force
+	// is false, with ErrUnreachable when the server does not answer.
+	Prepare(ctx context.Context, stock int64, force bool) error
+	// Audit reads the final state: the stock and every user's orders (of
+	// each item and their sums, for a sale of several).
+	Audit(ctx context.Context) (history.Final, error)
+	// Clear removes what Prepare and the sale left.
+	Clear(ctx context.Context) error
+	// Ping asks the store's server whether it answers: a server silent
+	// for Workload.LostAfter cuts the sale short.
+	Ping(ctx context.Context) error
 }
 
-// Atomic is the sale without a lock that checks the stock and decrements
-// it in one Lua script on the server.
-func Atomic() Sale { return atomicSale{} }
+// Seller is one node's side of a sale: what StartNode readied (its lock
+// handles, its pool) and the attempts of the node's buyers.
+type Seller interface {
+	// Sell is one attempt of a buyer at every item of a's cart, told to
+	// the items' recorders as it goes.
+	Sell(ctx context.Context, a *Attempt)
+	// Close releases what StartNode took.
+	Close() error
+}
 
-type atomicSale struct{ redisStore }
+// Viewer is a Seller that shows a reader an item's stock (the product
+// page of Workload.Reads), told to the recorder with Reading, Read and
+// Viewed, or ViewFailed.
+type Viewer interface {
+	View(ctx context.Context, a *Attempt)
+}
 
-func (atomicSale) Needs() Needs               { return NeedsRedis }
-func (atomicSale) describe(h *history.Header) { h.Lockless = true }
+// Supporter is a Sale that runs more than one item to buyers only:
+// several items, carts and readers (Workload.Items, Cart, Reads). A Sale
+// that is not one runs the seeds' one item, every buyer buying.
+type Supporter interface {
+	// Supports says whether the sale can run w's items, carts and
+	// readers; its error wraps ErrWorkload.
+	Supports(w Workload) error
+}
 
-func (atomicSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, _ string) {
-	rec.reading()
-	stock, sold, dup, err := atomicSell(ctx, n.client, rec.k, user)
-	if err != nil {
-		if notSent(err) {
-			rec.fail()
-			return
-		}
-		// The script may have run: it read some stock and may have sold.
-		// The checker treats such an operation as a blind, possible
-		// decrement.
-		rec.writingWithRead()
-		rec.unknown()
-		return
-	}
-	rec.read(stock)
+// Scripted is a Sale whose lock runs Lua scripts: they are loaded on
+// every Redis the lock runs on before the sale.
+type Scripted interface {
+	Scripts() []*redis.Script
+}
+
+// Env is what a sale's Inventory is made of.
+type Env struct {
+	// Servers are the run's servers; the sale uses those its Needs name.
+	Servers *Servers
+	// Redis is the run's own client of its Redis (set-up, audit,
+	// faults), not a node's: nil when the run has none.
+	Redis *redis.Client
+	// Keys are the run's keys.
+	Keys Keys
+	// Workload is the sale's shape.
+	Workload Workload
+}
+
+// Keys are the names a run keeps in Redis, all under its prefix: the
+// run claims the prefix on every Redis a sale that NeedsRedis runs on
+// (refused when it holds keys, unless Workload.Force) and clears it
+// after the sale. An inventory in Redis keeps its own keys under it.
+type Keys struct {
+	// Prefix is Workload.Prefix and the implementation's name:
+	// "lockbench:lua:".
+	Prefix string
+	// Locks are each item's lock key, item 0 first: one for a sale of
+	// one item (Prefix+"lock"), Prefix+"lock:i" for item i of several.
+	Locks []string
+}
+
+// Items is how many items are on sale.
+func (k Keys) Items() int { return len(k.Locks) }
+
+// ErrWorkload means the workload asks what the sale cannot do: several
+// items or readers of a sale whose stock is not in lockbench's Redis, a
+// cart of several items under a lock that takes one at a time.
+var ErrWorkload = errors.New("workload: not for this sale")
+
+// ErrNotSent is matched (errors.Is) by the error of a command a node
+// never sent: the buyer was dead or the run over before it left, or a
+// fault cut the node off the server. A write that was not sent is known
+// not to have happened.
+var ErrNotSent = errors.New("workload: not sent")
+
+// Supports says whether s can run w's items, carts and readers: w's
+// bounds, then the sale's own word (Supporter); a sale that is not a
+// Supporter runs one item, every buyer buying. The error wraps
+// ErrWorkload.
+func Supports(s Sale, w Workload) error {
+	items := max(1, w.Items)
 	switch {
-	case sold:
-		rec.appliedWithRead()
-	case dup:
-		rec.duplicate()
-	default:
-		rec.soldOut()
+	case w.Reads < 0 || w.Reads > 100:
+		return fmt.Errorf("%w: reads is a percentage, got %d", ErrWorkload, w.Reads)
+	case w.Cart > items:
+		return fmt.Errorf("%w: a cart of up to %d items from %d", ErrWorkload, w.Cart, items)
 	}
-}
-
-// LockSale is the seeds' sale under a lock: acquire, read the stock and
-// the user's orders, check, write stock-1 and the order, release. The
-// lock's Uses says which servers it needs besides the inventory's Redis;
-// a lock whose leases carry fencing tokens (Fenced) sells through the
-// fenced store, which refuses a stale token's read and write.
-func LockSale(lock locks.Impl) Sale { return lockSale{lock: lock} }
-
-type lockSale struct {
-	redisStore
-	lock locks.Impl
-}
-
-func (s lockSale) Needs() Needs {
-	switch s.lock.Uses {
-	case locks.UsesServers:
-		return NeedsRedis | NeedsRedisServers
-	case locks.UsesZooKeeper:
-		return NeedsRedis | NeedsZooKeeper
-	case locks.UsesReplica:
-		return NeedsRedis | NeedsReplica
+	if sp, ok := s.(Supporter); ok {
+		return sp.Supports(w)
 	}
-	return NeedsRedis
-}
-
-func (s lockSale) describe(h *history.Header) { h.Fenced = s.lock.Fenced }
-
-func (s lockSale) scripts() []*redis.Script { return s.lock.Scripts }
-
-func (s lockSale) startNode(ctx context.Context, r *run, n *node) error {
-	if s.lock.New == nil {
-		return errors.New("workload: lock " + s.lock.Name + " has no New")
-	}
-	zk, err := r.zooKeeperEnv(n)
-	if err != nil {
-		return err
-	}
-	env := locks.Env{
-		Node:      n.id,
-		Redis:     n.client,
-		Key:       r.keys.item(0).lock,
-		TTL:       r.cfg.TTL,
-		Now:       n.now,
-		Probe:     r.prober(n),
-		Servers:   lockServers(n.servers),
-		ZooKeeper: zk,
-	}
-	// A lock that takes several keys together gets them all; any other
-	// is made once per item, on the item's key.
-	if s.lock.Multi && len(r.keys.items) > 1 {
-		env.Keys = r.keys.locks()
-	}
-	for i := range r.keys.items {
-		env.Key = r.keys.item(i).lock
-		l, err := s.lock.New(ctx, env)
-		if err != nil {
-			return err
-		}
-		n.lockers = append(n.lockers, l)
-		if env.Keys != nil {
-			break
-		}
+	if items > 1 || w.Reads > 0 || w.Cart > 1 {
+		return fmt.Errorf("%w: several items, carts and readers need a sale whose stock is lockbench's Redis (a lock, none or atomic)", ErrWorkload)
 	}
 	return nil
-}
-
-func (s lockSale) buy(ctx context.Context, r *run, n *node, rec *recorder, user, owner string) {
-	if m, ok := n.lockers[0].(locks.MultiLocker); ok && len(r.keys.items) > 1 {
-		r.buyCart(ctx, n, rec.cart, user, owner, m)
-		return
-	}
-	locker := n.lockers[rec.item]
-	rec.acquiring()
-	lease, err := locker.Acquire(ctx, owner)
-	if err != nil {
-		if errors.Is(err, locks.ErrNotObtained) {
-			rec.gaveUp()
-			return
-		}
-		rec.fail()
-		return
-	}
-	rec.acquired(lease.Token())
-	nested := make([]locks.Lease, 0, r.cfg.Reentry)
-	for i := 0; i < r.cfg.Reentry; i++ {
-		l, err := locker.Acquire(ctx, owner)
-		if err != nil {
-			rec.fail()
-			r.release(ctx, n, rec, nested, lease)
-			return
-		}
-		nested = append(nested, l)
-	}
-	if err := r.probe(ctx, n, locks.Acquired); err != nil {
-		rec.fail()
-		r.release(ctx, n, rec, nested, lease)
-		return
-	}
-	r.sale(ctx, n, rec, user, lease.Token())
-	if err := r.probe(ctx, n, locks.BeforeRelease); err != nil {
-		rec.stopped()
-	}
-	r.release(ctx, n, rec, nested, lease)
-}
-
-// release gives the lock up, innermost level first, unless the buyer is
-// dead: a crashed holder never unlocks.
-func (r *run) release(ctx context.Context, n *node, rec *recorder, nested []locks.Lease, lease locks.Lease) {
-	if errors.Is(context.Cause(ctx), ErrCrashed) {
-		rec.crashed()
-		return
-	}
-	for i := len(nested) - 1; i >= 0; i-- {
-		nested[i].Release(ctx)
-	}
-	rec.releasing()
-	if err := lease.Release(ctx); err == nil {
-		rec.released(false)
-	} else if errors.Is(err, locks.ErrNotHeld) {
-		rec.released(true)
-	}
-	r.probe(ctx, n, locks.Released)
-}
-
-// sale is the seeds' read-modify-write: read the stock (and the user's
-// orders), check, write stock-1 and the order. A fencing token above zero
-// sends both through the fenced store.
-func (r *run) sale(ctx context.Context, n *node, rec *recorder, user string, token uint64) {
-	rec.reading()
-	stock, orders, err := read(ctx, n.client, rec.k, user, token)
-	if err != nil {
-		rec.readFailed()
-		return
-	}
-	rec.read(stock)
-	switch {
-	case stock <= 0:
-		rec.soldOut()
-		return
-	case orders > 0:
-		rec.duplicate()
-		return
-	}
-	if !r.business(ctx, n) {
-		rec.fail()
-		return
-	}
-	rec.writing()
-	applied, err := write(ctx, n.client, rec.k, user, stock-1, token)
-	switch {
-	case err != nil && notSent(err):
-		rec.notSent()
-	case err != nil:
-		rec.unknown()
-	case applied:
-		rec.applied()
-	default:
-		rec.refused()
-	}
 }

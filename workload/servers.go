@@ -40,7 +40,7 @@ type Servers struct {
 	ZooKeeper ZooKeeperServer
 	// MySQL holds the inventory of the SQL sales.
 	MySQL *MySQL
-	// Targets are the instances of a service under test (HTTPSale). With
+	// Targets are the instances of a service under test (sales.HTTPSale). With
 	// them, Redis (when given) is the service's own, which server-pause
 	// pauses and the lock-key faults reach.
 	Targets Targets

@@ -15,14 +15,18 @@ var errServerLost = fmt.Errorf("%w: the server stopped answering", ErrUnreachabl
 // watchEvery is how often the watch asks the server.
 const watchEvery = 250 * time.Millisecond
 
-// lostAfter is how long the inventory's server may go without answering
+// LostAfter is how long the inventory's server may go without answering
 // before the sale is cut short: two command timeouts, and 5 s at least,
 // so that a busy machine or a slow command is not taken for a dead
 // server. A server a fault pauses or restarts is given the fault's length
-// on top (see quiet).
-func (r *run) lostAfter() time.Duration {
-	return max(5*time.Second, 2*r.cfg.CommandTimeout)
+// on top. It also bounds an inventory's own requests (a service's reset
+// and state).
+func (w Workload) LostAfter() time.Duration {
+	return max(5*time.Second, 2*w.CommandTimeout)
 }
+
+// lostAfter is the run's Workload.LostAfter.
+func (r *run) lostAfter() time.Duration { return r.cfg.LostAfter() }
 
 // quiet marks the server as silenced on purpose, by a fault, for d from
 // now: the watch does not count that time.
@@ -76,7 +80,7 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 				pctx, cancel := context.WithTimeout(ctx, r.lostAfter())
 				defer cancel()
 				t0 := time.Now()
-				err := r.inv.ping(pctx)
+				err := r.inv.Ping(pctx)
 				if err == nil {
 					lastOK.Store(time.Now().UnixNano())
 				}

@@ -1,4 +1,4 @@
-package workload_test
+package sales_test
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -159,9 +160,9 @@ func TestSupports(t *testing.T) {
 		w    workload.Workload
 		ok   bool
 	}{
-		{workload.NoLock(), workload.Workload{Items: 3, Cart: 3, Reads: 10}, true},
-		{workload.Atomic(), workload.Workload{Items: 3, Reads: 10}, true},
-		{workload.Atomic(), workload.Workload{Items: 3, Cart: 2}, false},
+		{sales.NoLock(), workload.Workload{Items: 3, Cart: 3, Reads: 10}, true},
+		{sales.Atomic(), workload.Workload{Items: 3, Reads: 10}, true},
+		{sales.Atomic(), workload.Workload{Items: 3, Cart: 2}, false},
 		{lockSale(t, "multi"), workload.Workload{Items: 3, Cart: 2}, true},
 		{lockSale(t, "lua"), workload.Workload{Items: 3, Cart: 2}, false},
 		{lockSale(t, "lua"), workload.Workload{Items: 3, Reads: 50}, true},

@@ -1,4 +1,4 @@
-package workload_test
+package sales_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -81,7 +82,7 @@ func serve(t *testing.T, h http.Handler) *url.URL {
 // service at u.
 func httpConfig(u *url.URL, clients int, stock int64) workload.Config {
 	return workload.Config{
-		Name: "service", Sale: workload.HTTPSale(), Servers: &workload.Servers{Targets: workload.Targets{u, u}},
+		Name: "service", Sale: sales.HTTPSale(), Servers: &workload.Servers{Targets: workload.Targets{u, u}},
 		Workload: workload.Workload{Clients: clients, Nodes: 2, Workers: 10, Pool: 10, Stock: stock, Attempts: 1,
 			Ramp: 50 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 	}

@@ -1,4 +1,4 @@
-package workload_test
+package sales_test
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -18,7 +19,7 @@ func lockSale(t *testing.T, name string) workload.Sale {
 	if !ok {
 		t.Fatalf("no lock %s", name)
 	}
-	return workload.LockSale(im)
+	return sales.LockSale(im)
 }
 
 // sold counts the attempts that told their buyer the unit was theirs.
@@ -46,9 +47,9 @@ func TestSales(t *testing.T) {
 		locked         bool // the lock's exclusion is audited
 	}{
 		// Without a lock, one buyer at a time is the only safe way.
-		{"nolock, one worker", workload.NoLock(), 1, 1, 60, 40, false},
-		{"atomic, sold out", workload.Atomic(), 2, 20, 200, 120, false},
-		{"atomic, stock left", workload.Atomic(), 2, 20, 80, 120, false},
+		{"nolock, one worker", sales.NoLock(), 1, 1, 60, 40, false},
+		{"atomic, sold out", sales.Atomic(), 2, 20, 200, 120, false},
+		{"atomic, stock left", sales.Atomic(), 2, 20, 80, 120, false},
 		{"lua", lockSale(t, "lua"), 2, 20, 150, 100, true},
 		{"fenced", lockSale(t, "fenced"), 2, 20, 150, 100, true},
 		{"watchdog, stock left", lockSale(t, "watchdog"), 2, 20, 60, 100, true},
@@ -93,7 +94,7 @@ func TestNoLockOversells(t *testing.T) {
 	b := embedded(t)
 	for try := range 3 {
 		h, err := workload.Run(t.Context(), workload.Config{
-			Name: "nolock", Sale: workload.NoLock(), Servers: &workload.Servers{Redis: b},
+			Name: "nolock", Sale: sales.NoLock(), Servers: &workload.Servers{Redis: b},
 			Workload: workload.Workload{Prefix: "oversell:", Clients: 40, Nodes: 2, Pool: 8, Stock: 10, Attempts: 1,
 				Hold: 20 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 		})
