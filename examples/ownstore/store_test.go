@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/cli"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/reports"
 )
 
 var registered sync.Once
@@ -25,12 +27,12 @@ func setup(t *testing.T) {
 	})
 }
 
-// backends are the Redis servers the sales run on: the embedded one, and
+// redises are the Redis servers the sales run on: the embedded one, and
 // a real redis-server when there is one (required with
 // LOCKBENCH_REQUIRE_REDIS=1).
-func backends(t *testing.T) map[string]harness.ServerOptions {
+func redises(t *testing.T) map[string]backends.Options {
 	t.Helper()
-	out := map[string]harness.ServerOptions{"embedded": {}}
+	out := map[string]backends.Options{"embedded": {}}
 	if !redistest.Available() {
 		if os.Getenv(redistest.RequireEnv) == "1" {
 			t.Fatal("redis-server not on PATH")
@@ -38,7 +40,7 @@ func backends(t *testing.T) map[string]harness.ServerOptions {
 		t.Logf("redis-server not on PATH: the real-Redis case skipped (%s=1 makes this fatal)", redistest.RequireEnv)
 		return out
 	}
-	out["redis"] = harness.ServerOptions{Backend: harness.BackendRedis, Redis: []string{redistest.Start(t)}}
+	out["redis"] = backends.Options{Backend: backends.BackendRedis, Redis: []string{redistest.Start(t)}}
 	return out
 }
 
@@ -55,7 +57,7 @@ func backends(t *testing.T) map[string]harness.ServerOptions {
 // a few times; the test fails only if no try was caught.
 func TestOwnStore(t *testing.T) {
 	setup(t)
-	for name, opts := range backends(t) {
+	for name, opts := range redises(t) {
 		t.Run(name, func(t *testing.T) {
 			for _, tt := range []struct {
 				impl string
@@ -69,7 +71,7 @@ func TestOwnStore(t *testing.T) {
 					if !ok {
 						t.Fatalf("%s is not registered", tt.impl)
 					}
-					servers, err := harness.Open(t.Context(), opts, im.Needs())
+					servers, err := backends.Open(t.Context(), opts, im.Needs())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -78,10 +80,11 @@ func TestOwnStore(t *testing.T) {
 					w.Prefix = "ownstore-test:"
 					w.Clients, w.Stock, w.Ramp, w.Workers, w.Hold = 200, 100, 200*time.Millisecond, 20, 20*time.Millisecond
 					for try := range 3 {
-						run, h, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Seed: uint64(try + 1)})
+						res, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Seed: uint64(try + 1)})
 						if err != nil {
 							t.Fatal(err)
 						}
+						run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
 						safe := run.Data.Status == checker.OK && run.Oversold == 0 && run.Data.Linearizability.Status == checker.OK
 						if tt.safe {
 							// Twice the buyers as units: every unit goes, whatever
