@@ -308,12 +308,29 @@ func TestBoundaryModes(t *testing.T) {
 					t.Run(name, f)
 				}()
 			}
+			// A broken lock that slipped through on a harness the product
+			// measured saturated (buyers that gave up while it starved
+			// leave too few releases to meet the bug) is tried again with
+			// other seeds; one that never ran on a harness that kept up
+			// says nothing, and the mode fails only when no seed at all
+			// could be judged.
+			var unjudged atomic.Int32
 			for seed := uint64(1); seed <= brokenSeeds; seed++ {
 				run(fmt.Sprintf("broken/seed=%d", seed), func(t *testing.T) {
-					h, rep := boundarySale(t, tt.broken(t), tt.spec, tt.size, seed)
-					if !caught(rep, tt.stuck && stuckForGood(h)) {
-						t.Errorf("%s not caught under %s (%d injections): pass %v, unjudged %v, saturation %v",
-							h.Header.Impl, tt.spec, len(h.Faults), rep.Pass, rep.Unjudged, rep.Saturation)
+					for try := uint64(0); ; try++ {
+						h, rep := boundarySale(t, tt.broken(t), tt.spec, tt.size, seed+try*brokenSeeds)
+						switch {
+						case caught(rep, tt.stuck && stuckForGood(h)):
+							return
+						case len(rep.Saturation) == 0:
+							t.Errorf("%s not caught under %s (%d injections): pass %v, unjudged %v",
+								h.Header.Impl, tt.spec, len(h.Faults), rep.Pass, rep.Unjudged)
+							return
+						case try == 2:
+							t.Logf("%s not caught under %s in %d tries, each on a saturated harness (%v): not judged", h.Header.Impl, tt.spec, try+1, rep.Saturation)
+							unjudged.Add(1)
+							return
+						}
 					}
 				})
 			}
@@ -333,6 +350,9 @@ func TestBoundaryModes(t *testing.T) {
 				})
 			}
 			wg.Wait()
+			if unjudged.Load() == brokenSeeds {
+				t.Errorf("no seed of the broken lock could be judged: every one ran on a saturated harness")
+			}
 		})
 	}
 }
