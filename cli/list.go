@@ -58,7 +58,7 @@ func writeList(w io.Writer, cols int) {
 		}
 	}
 	fmt.Fprintln(w, "\nFaults (--faults=name[:param=value...],...; defaults scale with the lease):")
-	for _, f := range faults.All {
+	for _, f := range faults.All() {
 		fmt.Fprintf(w, "\n  %s\n", f.Name())
 		writeWrapped(w, indent, f.Summary(), cols)
 		for _, p := range f.Params() {

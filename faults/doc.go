@@ -7,7 +7,7 @@
 //
 // It follows the failpoint shape of etcd's robustness tests: each fault is
 // a Fault (name, parameters, availability on a workload.Target), listed in a
-// registry (All, Lookup); Parse reads the --faults syntax; New turns the
+// registry (All, Lookup, Names); Parse reads the --faults syntax; New turns the
 // chosen faults into an Injector that a workload run drives.
 //
 // Faults strike at the moment that matters rather than at random instants:

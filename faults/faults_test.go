@@ -99,6 +99,29 @@ func TestScheduleIsAPureFunctionOfTheSeed(t *testing.T) {
 	}
 }
 
+// TestRegistry: All lists the catalog in its order and hands out a copy;
+// the faults on a holder are those every lock can take.
+func TestRegistry(t *testing.T) {
+	all := All()
+	if got := len(all); got != len(Names()) {
+		t.Fatalf("All has %d faults, Names %d", got, len(Names()))
+	}
+	all[0] = nil
+	if All()[0] == nil {
+		t.Error("changing All's slice changed the registry")
+	}
+	var onHolder []string
+	for _, f := range All() {
+		if f.OnHolder() {
+			onHolder = append(onHolder, f.Name())
+		}
+	}
+	want := []string{"pause-holder", "slow-holder", "pause-before-release", "expire", "crash-holder", "clock-skew"}
+	if !slices.Equal(onHolder, want) {
+		t.Errorf("faults on a holder: %q, want %q", onHolder, want)
+	}
+}
+
 // unavailable is a backend that can neither pause nor restart its server.
 type unavailable struct{ workload.Backend }
 
@@ -122,7 +145,7 @@ func TestAvailability(t *testing.T) {
 			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock, Failover}},
 	}
 	for _, tt := range tests {
-		for _, f := range All {
+		for _, f := range All() {
 			err := f.Available(tt.target)
 			if slices.Contains(tt.refuse, f) {
 				if !errors.Is(err, ErrUnavailable) {

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
@@ -21,12 +22,15 @@ type fault struct {
 	// nearest thing to a service under test from outside it, for the
 	// message that refuses the first.
 	outside string
-	build   func(v values, seed uint64) (plan, error)
+	// onHolder marks the faults every lock can take (see Fault.OnHolder).
+	onHolder bool
+	build    func(v values, seed uint64) (plan, error)
 }
 
 func (f *fault) Name() string    { return f.name }
 func (f *fault) Summary() string { return f.summary }
 func (f *fault) Params() []Param { return f.params }
+func (f *fault) OnHolder() bool  { return f.onHolder }
 
 func (f *fault) Available(t workload.Target) error {
 	if f.inProcess && !t.InProcess {
@@ -81,6 +85,7 @@ var (
 		summary:   "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
 		params:    []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
 		inProcess: true,
+		onHolder:  true,
 		outside:   "pause-instance stops a whole instance from outside, on a schedule, whoever holds the lock (give --target-pid or --target-container)",
 		build:     holder("", pauseHolder),
 	}
@@ -91,6 +96,7 @@ var (
 		summary:   "the holder's business step outlasts the lease; the rest of its node keeps running",
 		params:    []Param{pFor("extra business time"), pCount, pAfter, pEvery, pNode},
 		inProcess: true,
+		onHolder:  true,
 		build:     holder(locks.Business, slowHolder),
 	}
 	// PauseBeforeRelease stalls a client between its owner check and its
@@ -107,6 +113,7 @@ var (
 			pCount, pAfter, pEvery, pNode,
 		},
 		inProcess: true,
+		onHolder:  true,
 		build:     holder(locks.BeforeDelete, pauseBeforeRelease),
 	}
 	// Expire deletes the lock key while its holder is inside the critical
@@ -117,6 +124,7 @@ var (
 		summary:   "the lock key vanishes while held (eviction, failover, flush); the holder is not told",
 		params:    []Param{pFor("longest wait for a second holder"), pCount, pAfter, pEvery, pNode},
 		inProcess: true,
+		onHolder:  true,
 		build:     holder(locks.Business, expire),
 	}
 	// CrashHolder kills a holder inside its critical section: it never
@@ -126,6 +134,7 @@ var (
 		summary:   "a holder dies without unlocking; its watchdog dies with it",
 		params:    []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
 		inProcess: true,
+		onHolder:  true,
 		outside:   "crash-instance kills a whole instance from outside and starts it again, on a schedule, whoever holds the lock (give --target-pid and --target-start)",
 		needs:     restartable("crash-holder"),
 		build:     holder("", crash),
@@ -152,6 +161,7 @@ var (
 			{Name: "after", Doc: "when the clock jumps, after the sale starts", Default: "0s", kind: durationKind, def: fixed("0s")},
 		},
 		inProcess: true,
+		onHolder:  true,
 		build:     clockSkew,
 	}
 	// ServerPause stops the server from answering for longer than the
@@ -272,8 +282,13 @@ var (
 
 var pEveryCrash = Param{Name: "every", Doc: "least time between two injections", Default: "2×lease", kind: durationKind, def: leases(2)}
 
-// All lists every fault, in the catalog's order.
-var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}
+// registry is every fault, in the catalog's order: adding a fault is
+// declaring its variable above and listing it here.
+var registry = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}
+
+// All returns every fault, in the catalog's order. The slice is a copy:
+// changing it changes no registry.
+func All() []Fault { return slices.Clone(registry) }
 
 // holderFire is what a holder fault does when it fires at a probe.
 type holderFire func(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error

@@ -42,7 +42,7 @@ func AddRow(row ...Cell) error {
 		if _, ok := faults.Lookup(c.Fault); c.Fault != "" && !ok {
 			return fmt.Errorf("%w %q in the row of %s", ErrUnknownFault, c.Fault, c.Impl)
 		}
-		if slices.ContainsFunc(Truth, func(t Cell) bool { return t.Impl == c.Impl }) {
+		if slices.ContainsFunc(truth, func(t Cell) bool { return t.Impl == c.Impl }) {
 			return fmt.Errorf("%w: %s has its row in the truth table", ErrNoCell, c.Impl)
 		}
 	}
@@ -54,7 +54,7 @@ func AddRow(row ...Cell) error {
 // row for each of impls that has neither.
 func rows(impls []harness.Impl) []Cell {
 	expected.RLock()
-	out := append(slices.Clone(Truth), expected.cells...)
+	out := append(slices.Clone(truth), expected.cells...)
 	expected.RUnlock()
 	for _, im := range impls {
 		if slices.ContainsFunc(out, func(c Cell) bool { return c.Impl == im.Name }) {
@@ -68,12 +68,17 @@ func rows(impls []harness.Impl) []Cell {
 }
 
 // measuredFaults are the faults a row with no expectation runs: every
-// lock fault for a lock, the server's for every sale, the link's where
-// the proxy can reach.
+// fault on a lock's holder (faults.Fault.OnHolder) for a lock, in the
+// catalog's order, the server's for every sale, the link's where the
+// proxy can reach.
 func measuredFaults(im harness.Impl) []string {
 	out := []string{""}
 	if im.Locked {
-		out = append(out, "pause-holder", "slow-holder", "expire", "crash-holder", "pause-before-release", "clock-skew")
+		for _, f := range faults.All() {
+			if f.OnHolder() {
+				out = append(out, f.Name())
+			}
+		}
 	}
 	out = append(out, "server-pause")
 	if !im.Needs().Has(workload.NeedsMySQL) {

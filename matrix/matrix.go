@@ -94,7 +94,7 @@ func SweepCells(cells []Cell, sw faults.Sweep) ([]Cell, []string, error) {
 	}
 	if len(kept) == 0 {
 		var with []string
-		for _, f := range faults.All {
+		for _, f := range faults.All() {
 			if sw.Applies(f) {
 				with = append(with, f.Name())
 			}

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -226,12 +227,17 @@ const fairExpireWhy = "measured on a machine that gives lockbench its CPU: an ov
 // lock that recovers still shows as one well within it.
 const deadlockTimeout = 3 * time.Second
 
-// Truth is lockbench's truth table, as measured: every implementation
-// against every fault that applies to it, each cell with the verdict that
-// implementation's known bug (or its safety) must produce under that fault.
-// It starts from the catalog's table (docs/catalog.md); a cell that departs
-// from it, or needs a setting of its own, says why (Why).
-var Truth = []Cell{
+// Truth returns lockbench's truth table, as measured: every
+// implementation against every fault that applies to it, each cell with
+// the verdict that implementation's known bug (or its safety) must
+// produce under that fault. It starts from the catalog's table
+// (docs/catalog.md); a cell that departs from it, or needs a setting of
+// its own, says why (Why). The slice is a copy: rows of implementations
+// registered by a user are added with AddRow.
+func Truth() []Cell { return slices.Clone(truth) }
+
+// truth is the table Truth returns.
+var truth = []Cell{
 	{Impl: "none", Burst: true, Want: Oversell},
 	{Impl: "local", Nodes: 1, Want: Safe},
 	{Impl: "local", Nodes: 2, Burst: true, Want: Overlap, Why: "the catalog says oversell; measured: the two nodes' critical sections always overlap, and the overlap turns into an oversell only when two of them read the same stock, which a small sale does not always do (the 20,000-buyer sale always oversells)"},
