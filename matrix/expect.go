@@ -27,12 +27,13 @@ var expected struct {
 // faults that apply to its kind and measured only. It fails with
 // ErrNoCell for a cell without an implementation and for a row of a
 // built-in implementation, with ErrUnknownImpl for an implementation not
-// registered yet (register it first), and with ErrUnknownFault for an
-// unknown fault; a row that fails adds no cell.
+// registered yet (register it first), with ErrUnknownFault for an
+// unknown fault, and with ErrDuplicate for a cell whose name (Cell.Name)
+// the table already has; a row that fails adds no cell.
 func AddRow(row ...Cell) error {
 	expected.Lock()
 	defer expected.Unlock()
-	for _, c := range row {
+	for i, c := range row {
 		if c.Impl == "" {
 			return fmt.Errorf("%w: a cell without an implementation", ErrNoCell)
 		}
@@ -44,6 +45,10 @@ func AddRow(row ...Cell) error {
 		}
 		if slices.ContainsFunc(truth, func(t Cell) bool { return t.Impl == c.Impl }) {
 			return fmt.Errorf("%w: %s has its row in the truth table", ErrNoCell, c.Impl)
+		}
+		same := func(d Cell) bool { return d.Name() == c.Name() }
+		if slices.ContainsFunc(expected.cells, same) || slices.ContainsFunc(row[:i], same) {
+			return fmt.Errorf("%w: %s", ErrDuplicate, c.Name())
 		}
 	}
 	expected.cells = append(expected.cells, row...)

@@ -35,6 +35,9 @@ var (
 	// registry does not hold: register it (harness.Register) before
 	// giving it a row (AddRow).
 	ErrUnknownImpl = errors.New("matrix: unknown implementation")
+	// ErrDuplicate means a row AddRow was given has a cell the table
+	// has already: a cell is added once.
+	ErrDuplicate = errors.New("matrix: duplicate cell")
 )
 
 // Defaults is the small workload each cell runs: a few seconds at most,

@@ -399,6 +399,8 @@ func TestRowsOfRegisteredImplementations(t *testing.T) {
 		{"an unknown fault", []matrix.Cell{{Impl: "test-with-row", Fault: "no-such-fault"}}, matrix.ErrUnknownFault},
 		{"no implementation", []matrix.Cell{{Want: matrix.Safe}}, matrix.ErrNoCell},
 		{"an implementation not registered", []matrix.Cell{{Impl: "test-never-registered", Want: matrix.Safe}}, matrix.ErrUnknownImpl},
+		{"a cell added before", []matrix.Cell{{Impl: "test-with-row", Want: matrix.Safe}}, matrix.ErrDuplicate},
+		{"a cell twice", []matrix.Cell{{Impl: "test-without-row", Fault: "expire"}, {Impl: "test-without-row", Fault: "expire"}}, matrix.ErrDuplicate},
 	}
 	for _, tt := range bad {
 		if err := matrix.AddRow(tt.row...); !errors.Is(err, tt.want) {
