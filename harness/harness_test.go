@@ -62,6 +62,28 @@ func TestBuiltinOrder(t *testing.T) {
 	}
 }
 
+// TestCheckReentry: a nested acquire is refused of a lock that is not
+// reentrant only.
+func TestCheckReentry(t *testing.T) {
+	tests := []struct {
+		impl    string
+		reentry int
+		ok      bool
+	}{
+		{"lua", 0, true},
+		{"lua", 2, false},
+		{"reentrant", 2, true},
+		{"none", 2, true},
+	}
+	for _, tt := range tests {
+		im, _ := Lookup(tt.impl)
+		err := im.CheckReentry(tt.reentry)
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrPlan) {
+			t.Errorf("%s.CheckReentry(%d) = %v, want ok %v (else ErrPlan)", tt.impl, tt.reentry, err, tt.ok)
+		}
+	}
+}
+
 // TestNeeds: each implementation asks for exactly the servers its sale
 // runs on, so that a run opens no other.
 func TestNeeds(t *testing.T) {

@@ -28,6 +28,18 @@ type Impl struct {
 // Needs are the servers the implementation runs on.
 func (im Impl) Needs() workload.Needs { return im.Sale.Needs() }
 
+// CheckReentry refuses a reentry (Workload.Reentry: nested acquisitions
+// inside the critical section) that im's lock cannot do: a nested acquire
+// of a lock that is not reentrant would wait for itself. A sale without a
+// lock takes any reentry (there is nothing to acquire). The error wraps
+// ErrPlan; Check makes it, and the CLI asks it of --reentry.
+func (im Impl) CheckReentry(reentry int) error {
+	if reentry > 0 && !im.Reentrant && im.Locked {
+		return fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)
+	}
+	return nil
+}
+
 // Lock makes the Impl of a lock algorithm: the seeds' read-modify-write
 // under it, with the servers it lives on, known by the lock's Info.
 func Lock(l locks.Impl) Impl {

@@ -140,8 +140,8 @@ func Check(servers *workload.Servers, plan Plan) error {
 	if w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0) {
 		return fmt.Errorf("%w: a rate of %v buyers per second", ErrPlan, w.Rate)
 	}
-	if w.Reentry > 0 && !im.Reentrant && im.Locked {
-		return fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)
+	if err := im.CheckReentry(w.Reentry); err != nil {
+		return err
 	}
 	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
 		return fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
