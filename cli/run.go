@@ -98,7 +98,7 @@ type runOpts struct {
 
 const runExamples = `
 Examples:
-  # seed 003's flash sale: 20,000 buyers in one second, two nodes, stock 5,000
+  # source 003's flash sale: 20,000 buyers in one second, two nodes, stock 5,000
   lockbench --impl=watchdog --clients=20000
 
   # the unguarded sale oversells (exit 1); a JVM lock breaks across two nodes
@@ -142,7 +142,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.attempts, "attempts", 1, "purchase attempts per buyer")
 	fs.DurationVar(&o.ramp, "ramp", time.Second, "window over which buyers arrive, evenly spread")
 	fs.Var(&o.rate, "rate", "buyers arrive at this constant rate, `N/s` (500/s, 500, 30000/m), whatever the system does (an open model, as wrk2 -R), instead of over --ramp")
-	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's seed value, see lockbench list)")
+	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's own, from its source article, see lockbench list)")
 	fs.DurationVar(&o.hold, "hold", 0, "business time inside the critical section, between read and write")
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
 	fs.IntVar(&o.items, "items", 1, "products on sale, each with --stock units and its own counter, orders and lock key; every item's history is checked on its own")
@@ -302,7 +302,7 @@ func (o *runOpts) checkLoad(fs *pflag.FlagSet) error {
 		refusal{fs.Changed("rate") && fs.Changed("ramp"), "--rate and --ramp: give one or the other (--rate brings the buyers at a constant rate, --ramp spreads them over a window)", nil},
 		refusal{late, "--rate=%s brings the last of %s after %v, past --timeout=%v: raise --rate or --timeout, or lower --clients",
 			[]any{o.rate.text, words.Count(o.clients, "buyer"), span, o.timeout}},
-		refusal{o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond), "--ttl must be at least 1ms (or 0 for each seed's default), got %v", []any{o.ttl}},
+		refusal{o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond), "--ttl must be at least 1ms (or 0 for each source's default), got %v", []any{o.ttl}},
 		refusal{o.hold < 0, "--hold must not be negative, got %v", []any{o.hold}},
 		refusal{o.reentry < 0, "--reentry must not be negative, got %d", []any{o.reentry}},
 		refusal{o.items < 1 || o.items > 1000, "--items must be between 1 and 1000, got %d", []any{o.items}},

@@ -45,10 +45,10 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-// TestBuiltinOrder: the built-in implementations are listed in the seeds'
+// TestBuiltinOrder: the built-in implementations are listed in the sources'
 // order, which `lockbench list`, the truth table and the docs' tables
-// follow: none, the seeds' locks, the lockless sales, then the designs
-// beyond the seeds.
+// follow: none, the sources' locks, the lockless sales, then the designs
+// beyond the sources.
 func TestBuiltinOrder(t *testing.T) {
 	want := []string{"none", "local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua", "lua-wait", "getset",
 		"reentrant", "watchdog", "spin", "fair", "multi", "rw", "renew-naive", "redlock", "zookeeper", "zookeeper-seed002",

@@ -40,7 +40,7 @@ func (im Impl) CheckReentry(reentry int) error {
 	return nil
 }
 
-// Lock makes the Impl of a lock algorithm: the seeds' read-modify-write
+// Lock makes the Impl of a lock algorithm: the sources' read-modify-write
 // under it, with the servers it lives on, known by the lock's Info.
 func Lock(l locks.Impl) Impl {
 	return Impl{Info: l.Info, Locked: true, Sale: workload.LockSale(l)}
@@ -52,7 +52,7 @@ var (
 		Info: locks.Info{
 			Name:    "none",
 			Summary: "no lock: GET, check, SET races between buyers",
-			Seed:    "001 first listing; 003 baseline",
+			Source:  "001 first listing; 003 baseline",
 		},
 		Sale: workload.NoLock(),
 	}
@@ -61,7 +61,7 @@ var (
 			Info: locks.Info{
 				Name:    "atomic",
 				Summary: "no lock: one Lua script checks the stock and decrements it in Redis",
-				Seed:    "the Redis form of the seeds' conditional UPDATE (001, 002)",
+				Source:  "the Redis form of the sources' conditional UPDATE (001, 002)",
 			},
 			Sale: workload.Atomic(),
 		},
@@ -69,8 +69,8 @@ var (
 			Info: locks.Info{
 				Name:    "mysql",
 				Summary: "no lock: UPDATE stock = stock - 1 WHERE id = ? AND stock >= 1 in MySQL/MariaDB, the order in the same transaction",
-				Seed:    "001 deductStockMySqlPessimistic; 002 MysqlLock.tryUpdate",
-				Notes:   "The seeds send the UPDATE alone; lockbench wraps it in a transaction with a SELECT of the stock just written (the row is still locked, so it reads the value the UPDATE left, and stock+1 is what the sale read) and the INSERT of the order, whose unique key on the user is one order per user. A statement that fails before COMMIT leaves nothing committed; a COMMIT that fails after it was sent has an unknown outcome. Needs --mysql-dsn (or $LOCKBENCH_MYSQL_DSN).",
+				Source:  "001 deductStockMySqlPessimistic; 002 MysqlLock.tryUpdate",
+				Notes:   "The sources send the UPDATE alone; lockbench wraps it in a transaction with a SELECT of the stock just written (the row is still locked, so it reads the value the UPDATE left, and stock+1 is what the sale read) and the INSERT of the order, whose unique key on the user is one order per user. A statement that fails before COMMIT leaves nothing committed; a COMMIT that fails after it was sent has an unknown outcome. Needs --mysql-dsn (or $LOCKBENCH_MYSQL_DSN).",
 			},
 			Sale: workload.SQLSale(workload.SQLConditional),
 		},
@@ -78,7 +78,7 @@ var (
 			Info: locks.Info{
 				Name:    "mysql-for-update",
 				Summary: "pessimistic row lock: SELECT stock ... FOR UPDATE, business step, UPDATE stock = read-1, COMMIT",
-				Seed:    "001 悲观锁 (row lock); the JVM read-check-write of 001 and 003 moved into a transaction",
+				Source:  "001 悲观锁 (row lock); the JVM read-check-write of 001 and 003 moved into a transaction",
 				Notes:   "The row lock is held from the SELECT to the COMMIT, across the business step (the probe point where pause-holder and slow-holder strike): waiters queue on the row in the server, so a paused holder stalls the sale but cannot be overtaken. A holder that dies closes its connection and the server rolls back, freeing the row. Waiters that queue past --command-timeout give up with nothing committed. Needs --mysql-dsn.",
 			},
 			Sale: workload.SQLSale(workload.SQLForUpdate),
@@ -87,8 +87,8 @@ var (
 			Info: locks.Info{
 				Name:    "mysql-version",
 				Summary: "optimistic: SELECT stock, version; business step; UPDATE ... WHERE version = read, retried on a conflict",
-				Seed:    "001 乐观锁 (named, no listing)",
-				Notes:   "Seed 001 names version-number optimistic locking and shows no code; lockbench writes stock = read-1, version = version+1 WHERE id = ? AND version = read, with the order INSERT in the same transaction, and retries from the read (after a jittered exponential pause, 1-32 ms, as lua waits) until it sells, finds the stock gone, or the buyer's context ends. A pause or slow step between read and write only costs a retry. The history keeps the last try's read. Needs --mysql-dsn.",
+				Source:  "001 乐观锁 (named, no listing)",
+				Notes:   "Source 001 names version-number optimistic locking and shows no code; lockbench writes stock = read-1, version = version+1 WHERE id = ? AND version = read, with the order INSERT in the same transaction, and retries from the read (after a jittered exponential pause, 1-32 ms, as lua waits) until it sells, finds the stock gone, or the buyer's context ends. A pause or slow step between read and write only costs a retry. The history keeps the last try's read. Needs --mysql-dsn.",
 			},
 			Sale: workload.SQLSale(workload.SQLVersion),
 		},
@@ -103,7 +103,7 @@ func Service() Impl {
 		Info: locks.Info{
 			Name:    "service",
 			Summary: "a running service under test, driven over HTTP through lockbench's black-box protocol (--target)",
-			Seed:    "the seeds' two Tomcat instances driven by JMeter",
+			Source:  "the sources' two Tomcat instances driven by JMeter",
 		},
 		Sale: workload.HTTPSale(),
 	}
@@ -116,9 +116,9 @@ var registry = struct {
 	list []Impl
 }{list: builtin()}
 
-// builtin lists lockbench's own implementations in the seeds' order: the
+// builtin lists lockbench's own implementations in the sources' order: the
 // sale without a lock, the lock algorithms and the lockless sales the
-// seed articles build, then the designs beyond them (locks.Info.Beyond:
+// source articles build, then the designs beyond them (locks.Info.Beyond:
 // fencing tokens, the third-party locks).
 func builtin() []Impl {
 	out := []Impl{noneImpl}
@@ -171,7 +171,7 @@ func Register(im Impl) error {
 	return nil
 }
 
-// All returns every implementation, the built-in ones in the seeds'
+// All returns every implementation, the built-in ones in the sources'
 // order (builtin), then those Register added. The slice is a copy.
 func All() []Impl {
 	registry.RLock()

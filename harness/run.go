@@ -22,15 +22,15 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// FaultLease is the lease of a run with faults and no TTL: the seeds' 30 s
+// FaultLease is the lease of a run with faults and no TTL: the sources' 30 s
 // lease would make every fault last a minute.
 const FaultLease = time.Second
 
 // Workload is the shape of the sale: buyers, nodes, stock, arrivals and
-// the bounds on it. Defaults gives seed 003's.
+// the bounds on it. Defaults gives source 003's.
 type Workload = workload.Workload
 
-// Defaults is seed 003's flash sale: 20,000 buyers in one second on two
+// Defaults is source 003's flash sale: 20,000 buyers in one second on two
 // nodes of 200 workers, stock 5,000.
 func Defaults() Workload {
 	return Workload{

@@ -1,5 +1,5 @@
 // Package locks holds the lock implementations lockbench tests: every
-// variant the seed articles build, each with its known bug kept on purpose,
+// variant the source articles build, each with its known bug kept on purpose,
 // next to the designs that are actually safe.
 //
 // A lock algorithm is described by an Impl in the catalog (All, Lookup);
@@ -89,7 +89,7 @@ type Env struct {
 	// a sale of one item, and for every other kind of lock, which is made
 	// once per key instead.
 	Keys []string
-	// TTL is the lease. Zero means the seed's own default (Impl.DefaultTTL).
+	// TTL is the lease. Zero means the source's own default (Impl.DefaultTTL).
 	TTL time.Duration
 	// Now is the node's wall clock, which a clock-skew fault moves.
 	// Nil means time.Now.
@@ -168,18 +168,20 @@ type Info struct {
 	Name string
 	// Summary is one line for `lockbench list`.
 	Summary string
-	// Seed names the seed article and listing it reproduces.
-	Seed string
-	// Notes record where the implementation departs from its seed, and why.
+	// Source names the source article and listing it reproduces (the
+	// articles are numbered 000 to 004; see docs/catalog.md).
+	Source string
+	// Notes record where the implementation departs from its source, and
+	// why.
 	Notes string
-	// Beyond is true for a design beyond the seed articles (fencing
+	// Beyond is true for a design beyond the source articles (fencing
 	// tokens, third-party libraries): the built-in implementations are
 	// listed with those the articles build first, these after them.
 	Beyond bool
 	// Reentrant is true when an owner may acquire the lock it holds
 	// (--reentry).
 	Reentrant bool
-	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
+	// DefaultTTL is the source's lease when --ttl is not given (zero: no lease).
 	DefaultTTL time.Duration
 }
 

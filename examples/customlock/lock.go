@@ -173,7 +173,7 @@ func register() error {
 			Info: locks.Info{
 				Name:    "example-correct",
 				Summary: "a team's lease lock: SET NX PX, a fencing token from INCR in the same script, compare-and-delete release",
-				Seed:    "examples/customlock",
+				Source:  "examples/customlock",
 			},
 			Fenced:  true,
 			Scripts: []*redis.Script{acquireScript, releaseScript},
@@ -183,7 +183,7 @@ func register() error {
 			Info: locks.Info{
 				Name:    "example-broken",
 				Summary: "the same lock, its lease's token lost on the way to the store: the writes go unfenced",
-				Seed:    "examples/customlock",
+				Source:  "examples/customlock",
 			},
 			Fenced:  true,
 			Scripts: []*redis.Script{acquireScript, releaseScript},
