@@ -53,13 +53,13 @@ type runOpts struct {
 	zk             string // ZooKeeper address of the zookeeper implementations
 	password       string
 	mysqlDSN       string
-	target         string           // --target
-	targets        workload.Targets // parsed from target by validate
-	targetPids     []int            // --target-pid
-	targetLockKey  string           // --target-lock-key
-	targetStart    []string         // --target-start
-	targetCtrs     []string         // --target-container
-	targetVia      []string         // --target-redis-via
+	target         string             // --target
+	endpoints      workload.Endpoints // parsed from target by validate
+	targetPids     []int              // --target-pid
+	targetLockKey  string             // --target-lock-key
+	targetStart    []string           // --target-start
+	targetCtrs     []string           // --target-container
+	targetVia      []string           // --target-redis-via
 	prefix         string
 	force          bool
 	seed           uint64
@@ -510,7 +510,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 		MySQLImage:     o.mysqlImage,
 		ZooKeeper:      o.zk,
 		MySQLDSN:       o.mysqlDSN,
-		Targets:        o.targets,
+		Endpoints:      o.endpoints,
 		TargetPids:     o.targetPids,
 		TargetLockKey:  o.targetLockKey,
 		TargetStart:    o.targetStart,
@@ -524,7 +524,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 
 // resolveTarget reads --target: the service's instances, one node each.
 func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
-	t, err := workload.ParseTargets(o.target)
+	t, err := workload.ParseEndpoints(o.target)
 	if err != nil {
 		return flagErr("target", err)
 	}
@@ -562,7 +562,7 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if fs.Changed("nodes") && o.nodes != len(t) {
 		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
 	}
-	o.targets, o.nodes = t, len(t)
+	o.endpoints, o.nodes = t, len(t)
 	return nil
 }
 

@@ -33,7 +33,7 @@ type Fault interface {
 	Params() []Param
 	// Available returns nil when the fault can be injected on t, or an
 	// error wrapping ErrUnavailable that says why not.
-	Available(t workload.Target) error
+	Available(t workload.Reach) error
 	// OnHolder reports whether the fault strikes the holder of any lock,
 	// wherever the lock is: inside its critical section, at its release,
 	// or through the clock it reads. Those are the faults an
@@ -325,6 +325,6 @@ var (
 	pUntil = Param{Name: "until", Doc: "when the pause ends: for (after its length); next (once one other holder has taken the lock and read; that holder waits to write until the paused one has, half a lease at most); or expired (right after the lease ran out, every other node paused until the holder has released); for bounds the wait", Default: "for", kind: untilKind, def: fixed(untilFor)}
 	pEvery = Param{Name: "every", Doc: "least time between two injections", Default: "for+lease", kind: durationKind,
 		def: func(v values) string { return round(v.duration("for") + v.env.Lease).String() }}
-	pNode = Param{Name: "node", Doc: "node to target: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}
+	pNode = Param{Name: "node", Doc: "node to strike: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}
 	pAt   = Param{Name: "at", Doc: "where in the critical section: acquired (before the read) or business (between read and write)", Default: "business", kind: pointKind, def: fixed(string(locks.Business))}
 )

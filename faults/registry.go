@@ -14,7 +14,7 @@ type fault struct {
 	name    string
 	summary string
 	params  []Param
-	needs   func(workload.Target) error // nil: every target
+	needs   func(workload.Reach) error // nil: every reach
 	// inProcess marks the faults that strike at the sale's probe points
 	// or move its nodes' clocks: only a sale lockbench runs can take them.
 	inProcess bool
@@ -32,7 +32,7 @@ func (f *fault) Summary() string { return f.summary }
 func (f *fault) Params() []Param { return f.params }
 func (f *fault) OnHolder() bool  { return f.onHolder }
 
-func (f *fault) Available(t workload.Target) error {
+func (f *fault) Available(t workload.Reach) error {
 	if f.inProcess && !t.InProcess {
 		err := fmt.Errorf("%w: %s strikes inside the sale's lock (its holders, its clocks), which lockbench cannot reach in a service under test", ErrUnavailable, f.name)
 		if f.outside != "" {
@@ -48,8 +48,8 @@ func (f *fault) Available(t workload.Target) error {
 
 // routed is the need of the faults that act through the fault proxy: the
 // nodes must reach their servers by addresses the proxy can stand in for.
-func routed(name string) func(workload.Target) error {
-	return func(t workload.Target) error {
+func routed(name string) func(workload.Reach) error {
+	return func(t workload.Reach) error {
 		if !t.Routed {
 			return fmt.Errorf("%w: %s acts on the link to a Redis or ZooKeeper through lockbench's fault proxy, and %s is reached directly (for a service under test, give --target-redis-via)", ErrUnavailable, name, t)
 		}
@@ -60,8 +60,8 @@ func routed(name string) func(workload.Target) error {
 // restartable is the need of the faults that kill a client: with nodes
 // in processes its node is killed, and lockbench must be able to start
 // it again, which it cannot for nodes on other machines.
-func restartable(name string) func(workload.Target) error {
-	return func(t workload.Target) error {
+func restartable(name string) func(workload.Reach) error {
+	return func(t workload.Reach) error {
 		if t.RemoteNodes {
 			return fmt.Errorf("%w: %s kills a node's process and starts it again, which lockbench cannot do to nodes on other machines (--node-mode=remote)", ErrUnavailable, name)
 		}
@@ -174,7 +174,7 @@ var (
 				def: func(v values) string { return round(v.env.CommandTimeout * 3 / 2).String() }},
 			pOnce, pAfter, pEvery,
 		},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Pausable() {
 				return fmt.Errorf("%w: server-pause needs a server lockbench can pause (%s cannot)", ErrUnavailable, t)
 			}
@@ -190,7 +190,7 @@ var (
 		params: []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")},
 			pFor("on several servers: longest wait for a second holder"),
 			{Name: "node", Doc: "on several servers: the node cut off from a minority, whose holder loses a server", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Restartable() {
 				return fmt.Errorf("%w: restart needs a server lockbench started itself, --backend=embedded or docker (%s is not)", ErrUnavailable, t)
 			}
@@ -205,7 +205,7 @@ var (
 		summary: "one instance of a service under test stops, as a stop-the-world pause would, then runs on: SIGSTOP and SIGCONT of its pid (--target-pid), or docker pause and unpause of its container (--target-container)",
 		params: []Param{pFor("pause length"), pOnce, pAfter, pEvery,
 			{Name: "node", Doc: "the instance to pause", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Instances {
 				return fmt.Errorf("%w: pause-instance stops a service's instance by its pid or its container: give --target-pid or --target-container", ErrUnavailable)
 			}
@@ -221,7 +221,7 @@ var (
 		params: []Param{{Name: "down", Doc: "how long it stays down", Default: "0s", kind: durationKind, def: fixed("0s")}, pOnce, pAfter,
 			{Name: "every", Doc: "least time between two crashes", Default: "1s", kind: durationKind, def: fixed("1s")},
 			{Name: "node", Doc: "the instance to crash", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Restarts {
 				return fmt.Errorf("%w: crash-instance kills a service's instance and starts it again: give --target-pid and --target-start for every instance", ErrUnavailable)
 			}
@@ -244,7 +244,7 @@ var (
 		name:    "delete-lock",
 		summary: "the lock's key vanishes on a schedule, whoever holds it (an eviction, a flush); for a service under test, the key --target-lock-key names in the Redis --redis gives",
 		params:  []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two deletions", Default: "lease", kind: durationKind, def: leases(1)}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.LockKey {
 				return fmt.Errorf("%w: delete-lock needs the lock's key and its Redis: with --target, give --target-lock-key and --redis", ErrUnavailable)
 			}

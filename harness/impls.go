@@ -96,8 +96,8 @@ var (
 )
 
 // Service is the implementation of a running service under test, reached
-// over HTTP (ServerOptions.Targets): its lock, whatever it is, is inside
-// it. It is not in the registry: a run names its targets instead.
+// over HTTP (ServerOptions.Endpoints): its lock, whatever it is, is inside
+// it. It is not in the registry: a run names the service's endpoints instead.
 func Service() Impl {
 	return Impl{
 		Info: locks.Info{

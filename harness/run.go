@@ -102,7 +102,7 @@ var (
 // links must go through the fault proxy for latency and partition. The
 // error wraps faults.ErrUnavailable.
 func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes Nodes) error {
-	t, err := target(servers, im, nodes)
+	t, err := reach(servers, im, nodes)
 	if err != nil {
 		return err
 	}
@@ -114,9 +114,9 @@ func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes No
 	return nil
 }
 
-// target is what the faults of a run of im on servers act on.
-func target(servers *workload.Servers, im Impl, nodes Nodes) (workload.Target, error) {
-	t, err := servers.Target(im.Sale)
+// reach is what the faults of a run of im on servers can act on.
+func reach(servers *workload.Servers, im Impl, nodes Nodes) (workload.Reach, error) {
+	t, err := servers.Reach(im.Sale)
 	if err != nil {
 		return t, fmt.Errorf("%w: %v", ErrPlan, err)
 	}
@@ -175,7 +175,7 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (*reports.Ru
 	cfg.TTL = Lease(w, plan.Faults)
 	cfg.Lease = cmp.Or(cfg.TTL, im.DefaultTTL)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
-		t, _ := target(servers, im, plan.Nodes) // Check found it
+		t, _ := reach(servers, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
 		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
 		if err != nil {

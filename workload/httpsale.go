@@ -49,15 +49,15 @@ const (
 // lockbench cannot read where one was due (reset, state).
 var ErrTarget = errors.New("workload: the service broke the protocol")
 
-// Targets are the running instances of a service under test, one base URL
-// each (http://127.0.0.1:8081): node i drives instance i.
-type Targets []*url.URL
+// Endpoints are the running instances of a service under test (--target),
+// one base URL each (http://127.0.0.1:8081): node i drives instance i.
+type Endpoints []*url.URL
 
-// ParseTargets reads a comma list of base URLs. Each must be http on this
+// ParseEndpoints reads a comma list of base URLs. Each must be http on this
 // machine's loopback (127.0.0.1, ::1 or localhost): lockbench talks to
 // nothing else.
-func ParseTargets(s string) (Targets, error) {
-	var out Targets
+func ParseEndpoints(s string) (Endpoints, error) {
+	var out Endpoints
 	for _, raw := range strings.Split(s, ",") {
 		if raw = strings.TrimSpace(raw); raw == "" {
 			continue
@@ -80,8 +80,8 @@ func ParseTargets(s string) (Targets, error) {
 	return out, nil
 }
 
-// String lists the URLs as ParseTargets reads them.
-func (t Targets) String() string {
+// String lists the URLs as ParseEndpoints reads them.
+func (t Endpoints) String() string {
 	s := make([]string, len(t))
 	for i, u := range t {
 		s[i] = u.String()
@@ -90,15 +90,15 @@ func (t Targets) String() string {
 }
 
 // Name implements Server: the service is what the run's faults act on.
-func (t Targets) Name() string {
+func (t Endpoints) Name() string {
 	return fmt.Sprintf("service at %s", t.String())
 }
 
 // Version implements Server: a service does not say.
-func (t Targets) Version() string { return "" }
+func (t Endpoints) Version() string { return "" }
 
 // Close implements Server; the service is not lockbench's to stop.
-func (t Targets) Close() error { return nil }
+func (t Endpoints) Close() error { return nil }
 
 // HTTPSale is the black-box sale: each node's buyers buy from one
 // instance of a running service over HTTP, and what it answers is the
@@ -116,7 +116,7 @@ func (httpSale) scripts() []*redis.Script   { return nil }
 // inventory starts the relays of the instances' Redis links first: the
 // reset already goes through them.
 func (httpSale) inventory(r *run) (inventory, error) {
-	if len(r.cfg.Servers.Targets) == 0 {
+	if len(r.cfg.Servers.Endpoints) == 0 {
 		return nil, ErrMissingServer
 	}
 	for i, via := range r.cfg.Servers.TargetVia {
@@ -128,13 +128,13 @@ func (httpSale) inventory(r *run) (inventory, error) {
 			return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 		}
 	}
-	return &httpInventory{t: r.cfg.Servers.Targets, c: &http.Client{}, bound: r.lostAfter()}, nil
+	return &httpInventory{t: r.cfg.Servers.Endpoints, c: &http.Client{}, bound: r.lostAfter()}, nil
 }
 
 // startNode gives node n its own HTTP client of its instance, with a pool
 // of the run's size.
 func (httpSale) startNode(_ context.Context, r *run, n *node) error {
-	t := r.cfg.Servers.Targets
+	t := r.cfg.Servers.Endpoints
 	n.target = t[n.id%len(t)]
 
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -232,7 +232,7 @@ func (r *run) protocolError() error {
 	if bad == nil || r.answered.Load() > 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first: %s", ErrTarget, r.cfg.Servers.Targets, *bad)
+	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first: %s", ErrTarget, r.cfg.Servers.Endpoints, *bad)
 }
 
 // failure says why a request sent under ctx, bounded by d, failed: "no
@@ -260,7 +260,7 @@ func refused(err error) bool {
 // httpInventory is the inventory of a service under test: reset, state
 // and a dial of its first instance to see that it answers.
 type httpInventory struct {
-	t Targets
+	t Endpoints
 	c *http.Client
 	// bound is how long a reset or a state read may take: the run's
 	// lostAfter (two command timeouts, 5 s at least), within the caller's

@@ -210,7 +210,7 @@ func TestMySQLUnderFaults(t *testing.T) {
 			}
 			// The pause goes to MySQL, the sale's store, through the pauser
 			// set above.
-			target, err := cfg.Servers.Target(cfg.Sale)
+			target, err := cfg.Servers.Reach(cfg.Sale)
 			if err != nil {
 				t.Fatal(err)
 			}
