@@ -241,6 +241,12 @@ type Report struct {
 	// Inconclusive is true when nothing failed but liveness could not be
 	// judged (Unjudged): the verdict is neither pass nor fail.
 	Inconclusive bool `json:"inconclusive,omitempty"`
+	// Interrupted is true when the run was cut short by something other
+	// than the lock: an interrupt (Ctrl-C) or a server lost during the
+	// sale (Liveness.CutBy). What was recorded is judged for safety;
+	// liveness is not, and a note says why. With no reason to fail, the
+	// verdict is neither pass nor fail but interrupted.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// ClockError is the history's clock error ε in nanoseconds
 	// (history.Header.ClockError), zero when every timestamp came from
 	// one clock. It is the checks' blind spot: they judged every call ε

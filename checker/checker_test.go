@@ -43,6 +43,7 @@ type summary struct {
 	Refused       int
 	SentAway      int
 	Lost          int
+	Interrupted   bool
 	Reasons       []string
 	Notes         []string
 }
@@ -55,7 +56,7 @@ func summarize(r Report) summary {
 		Lock: r.Lock.Status, Fencing: r.Lock.Fencing, Overlaps: r.Lock.Overlaps,
 		Live: r.Liveness.Status, GaveUp: r.Liveness.GaveUp, Unsold: r.Liveness.Unsold,
 		Mismatched: r.Data.Mismatched, Refused: r.Liveness.Refused, SentAway: r.Liveness.SentAway, Lost: r.Lock.Lost,
-		Reasons: r.Reasons, Notes: r.Notes,
+		Interrupted: r.Interrupted, Reasons: r.Reasons, Notes: r.Notes,
 	}
 }
 
@@ -219,9 +220,8 @@ func TestCheckFixtures(t *testing.T) {
 		// The server lost mid-sale, its final state unread: the history
 		// is checked alone, nothing is counted unsold or lost.
 		{"bad-server-lost.jsonl", summary{
-			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1,
-			Reasons: []string{"the server stopped answering during the sale: the run was cut short, liveness not judged"},
-			Notes:   []string{finalUnknownNote, unknownNote},
+			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1, Interrupted: true,
+			Notes: []string{finalUnknownNote, "the server stopped answering during the sale: the run was cut short, liveness not judged", unknownNote},
 		}},
 		// A black-box service that told every buyer "sold out" without
 		// saying what it read, its state showing units left.
@@ -243,9 +243,8 @@ func TestCheckFixtures(t *testing.T) {
 			Notes:   []string{unreadNote, finalUnknownNote},
 		}},
 		{"bad-interrupted.jsonl", summary{
-			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1, Unsold: 1,
-			Reasons: []string{"interrupted before every buyer was done: liveness not judged"},
-			Notes:   []string{unknownNote},
+			Data: OK, Lin: OK, Segments: 2, Indeterminate: 1, Lock: OK, Live: Unknown, GaveUp: 1, SentAway: 1, Unsold: 1, Interrupted: true,
+			Notes: []string{"interrupted before every buyer was done: liveness not judged", unknownNote},
 		}},
 	}
 	for _, n := range []int{chunkOps, 1} {

@@ -52,9 +52,6 @@ func split(h *history.History) []part {
 	return parts
 }
 
-// name is how reasons and notes name an item.
-func (p *part) name() string { return "item " + strconv.Itoa(p.item) }
-
 // checkItems checks each item of h on its own, in parallel, and adds the
 // reports up.
 func checkItems(h *history.History, opts Options) Report {
@@ -175,7 +172,8 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 	r.Reasons = byItem(parts, reps, func(p *Report) []string { return p.Reasons })
 	r.Notes = byItem(parts, reps, func(p *Report) []string { return p.Notes })
 	r.Unjudged = byItem(parts, reps, func(p *Report) []string { return p.Unjudged })
-	r.Saturation = reps[0].Saturation // the run's, the same for every item
+	r.Saturation = reps[0].Saturation   // the run's, the same for every item
+	r.Interrupted = reps[0].Interrupted // the run's cut, the same for every item
 	r.settle()
 	return r
 }

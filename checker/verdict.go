@@ -140,9 +140,11 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	switch {
 	case l.CutBy == history.CutServerLost:
-		r.fail("the server stopped answering during the sale: the run was cut short, liveness not judged")
+		r.Interrupted = true
+		r.Notes = append(r.Notes, "the server stopped answering during the sale: the run was cut short, liveness not judged")
 	case l.CutBy == history.CutInterrupt:
-		r.fail("interrupted before every buyer was done: liveness not judged")
+		r.Interrupted = true
+		r.Notes = append(r.Notes, "interrupted before every buyer was done: liveness not judged")
 	case l.CutBy == history.CutTimeout:
 		r.fail("run cut short by --timeout after %s with buyers still waiting", time.Duration(h.Header.Duration).Round(time.Millisecond))
 	case l.CutShort:

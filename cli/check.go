@@ -29,6 +29,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "bound on the linearizability check")
 	visualize := fs.String("visualize", "", "write porcupine's view of the first illegal segment to this HTML file; with several histories, a directory that gets IMPL.porcupine.html for each history found not linearizable")
 	asJSON := fs.Bool("json", false, "print the result JSON instead of the table")
+	verbose := fs.BoolP("verbose", "v", false, "say every note in full under the table (by default they are folded into one line per kind)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -87,7 +88,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	return finish(context.Background(), result, "", *asJSON, stdout)
+	return finish(context.Background(), result, "", *asJSON, detailOf(*verbose), stdout)
 }
 
 func writeVisualization(path string, h *history.History, opts checker.Options) error {

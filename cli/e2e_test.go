@@ -371,8 +371,8 @@ func TestInterrupt(t *testing.T) {
 		after   time.Duration // when Ctrl-C comes
 	}{
 		{"during the sale", func(t *testing.T, out string) []string {
-			return []string{"--impl=lua", "--clients=20000", "--stock=20000", "--ramp=60s", "--out=" + out}
-		}, true, 2 * time.Second}, // the sale lasts a minute: well into it
+			return []string{"--impl=lua,watchdog", "--clients=20000", "--stock=20000", "--ramp=60s", "--out=" + out}
+		}, true, 2 * time.Second}, // the sale lasts a minute: well into it, watchdog's never begun
 		{"before the sale", func(t *testing.T, out string) []string {
 			return []string{"--impl=lua", "--redis=" + paused(t), "--out=" + out}
 		}, false, time.Second}, // the server is asked at once and answers no sooner than its 3 s read timeout
@@ -412,6 +412,17 @@ func TestInterrupt(t *testing.T) {
 			}
 			if r.Liveness.Status != checker.Unknown {
 				t.Errorf("liveness %s after an interrupt, want %s (not judged)", r.Liveness.Status, checker.Unknown)
+			}
+			// Interrupted is neither a pass nor a failure, and the
+			// implementation that never ran is named.
+			if r.Verdict != reports.Interrupted || len(r.Reasons) > 0 {
+				t.Errorf("verdict %s, reasons %q; want %s and none", r.Verdict, r.Reasons, reports.Interrupted)
+			}
+			if !slices.Equal(res.NotRun, []string{"watchdog"}) || !strings.Contains(buf.String(), "never ran: watchdog") {
+				t.Errorf("not run %q; want watchdog, named in the output:\n%s", res.NotRun, buf.String())
+			}
+			if code, stdout, stderr := lockbench(t, "check", out); code != exitInconclusive || !strings.Contains(stderr, "interrupted") {
+				t.Errorf("check of an interrupted run: exit %d, want %d saying interrupted:\n%s%s", code, exitInconclusive, stdout, stderr)
 			}
 			if _, err := os.Stat(filepath.Join(out, r.History)); r.History == "" || err != nil {
 				t.Errorf("history %q not written: %v", r.History, err)

@@ -164,7 +164,7 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 	if o.out != "" {
 		writeVisualizations(o.out, result, o.checkTimeout, stderr)
 	}
-	err := finish(ctx, result, o.out, o.json, stdout)
+	err := finish(ctx, result, o.out, o.json, detailOf(o.verbose), stdout)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.code == exitInfra || ee.code == exitUsage) {
 		return err
@@ -190,17 +190,25 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 		}
 		printGate(w, g.baseline, gate)
 	}
-	if !gate.Pass() && (err == nil || errors.As(err, &ee) && ee.code == exitInconclusive) {
+	switch {
+	case len(gate.Regressions) > 0 && (err == nil || errors.As(err, &ee) && ee.code == exitInconclusive):
 		return &exitError{code: exitFail}
+	case !gate.Pass() && err == nil:
+		// Nothing regressed, and nothing could be compared: a gate
+		// that compared nothing has not passed.
+		return &exitError{code: exitInconclusive}
 	}
 	return err
 }
 
 // printGate writes the gate's verdict: what regressed and by how much.
 func printGate(w io.Writer, baseline string, g reports.GateReport) {
-	if g.Pass() {
+	switch {
+	case g.Pass():
 		fmt.Fprintf(w, "\ngate: pass against %s\n", baseline)
-	} else {
+	case len(g.Regressions) == 0:
+		fmt.Fprintf(w, "\ngate: not compared against %s: %s\n", baseline, g.Uncompared)
+	default:
 		n := len(g.Regressions)
 		s := "s"
 		if n == 1 {
@@ -209,6 +217,9 @@ func printGate(w io.Writer, baseline string, g reports.GateReport) {
 		fmt.Fprintf(w, "\ngate: FAIL against %s: %d regression%s\n", baseline, n, s)
 		for _, r := range g.Regressions {
 			fmt.Fprintf(w, "  %s\n", r)
+		}
+		if g.Uncompared != "" {
+			fmt.Fprintf(w, "  note: %s\n", g.Uncompared)
 		}
 	}
 	for _, n := range g.Notes {

@@ -148,6 +148,14 @@ func TestGate(t *testing.T) {
 			junit:    map[string]string{"atomic": ""},
 		},
 		{
+			name:     "a baseline of another workload is not a pass",
+			args:     []string{"--impl=atomic", "--baseline=" + slackBaseline, "--attempts=2"},
+			wantExit: exitInconclusive,
+			want:     []string{"gate: not compared against " + slackBaseline + ": the baseline ran another workload (attempts 1 vs 2): performance not compared, safety and liveness judged"},
+			notWant:  []string{"gate: pass", "regression"},
+			junit:    map[string]string{"atomic": ""},
+		},
+		{
 			name:     "safety regression",
 			args:     []string{"--impl=none,atomic", "--baseline=" + slackBaseline},
 			wantExit: exitFail,

@@ -231,7 +231,7 @@ func buildVersion() string {
 // user's binary that calls Main): lockbench's version among its
 // dependencies, the replacement's when it is replaced by another
 // version; the VCS state is the user's, not lockbench's, so a lockbench
-// replaced by a directory, or not found, is "devel".
+// replaced by a directory is "devel (DIR)", and one not found "devel".
 func moduleVersion(bi *debug.BuildInfo) string {
 	if bi.Main.Path != modulePath && bi.Main.Path != "" {
 		for _, d := range bi.Deps {
@@ -243,6 +243,11 @@ func moduleVersion(bi *debug.BuildInfo) string {
 			}
 			if d.Version != "" && d.Version != "(devel)" {
 				return d.Version
+			}
+			if d.Path != modulePath {
+				// Replaced by a directory: name it, since its
+				// checkout's state is unknown here.
+				return "devel (" + d.Path + ")"
 			}
 		}
 		return "devel"

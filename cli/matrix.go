@@ -76,8 +76,9 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 }
 
 // runsOnly are the run's flags the matrix refuses: a cell is judged
-// against the truth table, not a baseline.
-var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio"}
+// against the truth table, not a baseline, and the matrix prints cells,
+// not notes (--verbose).
+var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose"}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts
@@ -277,7 +278,7 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	} else {
 		writeGrid(w, reports.NewGrid(result.Matrix))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\t\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
+		fmt.Fprintln(tw, "CELL\tEXPECTED\tMEASURED\tMATCH\tSOLD\tOVERSOLD\tOVERLAPS\tLINEARIZABLE\tFAULTS")
 		for _, c := range result.Matrix {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\t%d\n", c.Cell, c.Expected, c.Measured, matchMark(c),
 				c.Run.Sold, c.Run.Stock, c.Run.Oversold, c.Run.Lock.Overlaps, c.Run.Linearizability.Status, len(c.Run.Faults))
@@ -291,6 +292,9 @@ func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
 	for _, c := range result.Matrix {
 		if !c.Match {
 			fmt.Fprintf(w, "  %s: expected %s, measured %s; reproduce: %s\n", c.Cell, c.Expected, c.Measured, o.cellCommand(c))
+			if load := reports.LoadLine(&c.Run); load != "" {
+				fmt.Fprintf(w, "    %s\n", load)
+			}
 			if c.Inconclusive {
 				fmt.Fprintf(w, "    %s (%s)\n", reports.SaturationLine(&c.Run), words.Count(max(1, c.Tries), "try", "tries"))
 			}
@@ -362,7 +366,7 @@ func writeSweep(w io.Writer, cells []reports.MatrixCell, sw faults.Sweep) {
 	for _, v := range sw.Values(time.Second) {
 		head = append(head, v.Label)
 	}
-	fmt.Fprintln(tw, strings.Join(append(head, "BREAKS AT", ""), "\t"))
+	fmt.Fprintln(tw, strings.Join(append(head, "BREAKS AT", "MATCH"), "\t"))
 	for _, c := range cells {
 		row := []string{c.Cell, c.Expected}
 		breaks := "never"

@@ -174,7 +174,7 @@ func (p *progress) drawBar(s workload.Progress, st barStyle) string {
 		fmt.Fprintf(&b, sep+rate, salesRate(s))
 	}
 	if st.faults {
-		fmt.Fprintf(&b, "%sfaults %d", sep, s.Faults)
+		fmt.Fprintf(&b, "%sfaults %d", sep, s.Injected)
 	}
 	fmt.Fprintf(&b, "%s%s%sETA %s", sep, roundDur(s.Elapsed), sep, p.eta(s))
 	return b.String()
@@ -182,8 +182,8 @@ func (p *progress) drawBar(s workload.Progress, st barStyle) string {
 
 // plainLine is a log's line, one self-contained sentence of key=value.
 func (p *progress) plainLine(s workload.Progress) string {
-	return fmt.Sprintf("progress: %s%s answered=%d/%d arrived=%d sold=%d/%d sales/s=%s faults=%d elapsed=%s eta=%s",
-		s.Impl, p.runTag(), s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Faults, roundDur(s.Elapsed), strings.ReplaceAll(p.eta(s), " ", ""))
+	return fmt.Sprintf("progress: %s%s answered=%d/%d arrived=%d sold=%d/%d sales/s=%s faults=%d faults-now=%d elapsed=%s eta=%s",
+		s.Impl, p.runTag(), s.Finished, p.clients, s.Arrived, s.Sold, s.Stock, salesRate(s), s.Injected, s.Faults, roundDur(s.Elapsed), strings.ReplaceAll(p.eta(s), " ", ""))
 }
 
 // runTag numbers the run when there are several.
@@ -249,12 +249,13 @@ func warnLength(w io.Writer, runs int, arrivals string, span, timeout time.Durat
 	if runs < 2 {
 		return
 	}
-	least := ""
+	most := roundDur(time.Duration(runs) * timeout)
+	length := "up to " + most
 	if span = min(span, timeout); span > 0 {
-		least = fmt.Sprintf("at least %s, ", roundDur(time.Duration(runs)*span))
+		length = roundDur(time.Duration(runs)*span) + " to " + most
 	}
-	fmt.Fprintf(w, "lockbench: %d sales one after another: each lasts while its buyers arrive (%s), then until the last is answered, typically a few seconds more for a lock that keeps up, up to --timeout=%s for one that stalls: %sat most %s in all (the progress line numbers them)\n",
-		runs, arrivals, roundDur(timeout), least, roundDur(time.Duration(runs)*timeout))
+	fmt.Fprintf(w, "lockbench: %d sales one after another, each while its buyers arrive (%s) and are answered, --timeout=%s at most: %s in all\n",
+		runs, arrivals, roundDur(timeout), length)
 }
 
 // arrivals says how the buyers of a sale arrive, and over how long.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/procnet"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
@@ -65,6 +67,7 @@ type runOpts struct {
 	seed           uint64
 	out            string
 	json           bool
+	verbose        bool
 	timeout        time.Duration
 	checkTimeout   time.Duration
 	cpuprofile     string
@@ -172,6 +175,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
 	fs.StringVar(&o.out, "out", "", "directory to write result.json, report.html and the histories to")
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "say every note of every implementation in full under the table (by default they are folded into one line per kind)")
 	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+harness.FaultLease.String())
 	fs.DurationVar(&o.cmdTimeout, "command-timeout", 3*time.Second, "deadline of each Redis command; one that runs out has an unknown outcome")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on each implementation's run; a run cut short is a liveness failure")
@@ -185,7 +189,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	tidyDefaults(fs)
-	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
 // parseFlags fills o from args; help is true when --help was asked for.
@@ -424,6 +428,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	progress.clear()
+	result.NotRun = notRun(plans, len(result.Runs))
 	// A server lost during a sale, or Ctrl-C, leaves the runs done (the
 	// last one cut short): they are judged, printed and written like any
 	// other; then the loss is exit 3, Ctrl-C 130.
@@ -441,6 +446,21 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return lost
 	}
 	return err
+}
+
+// notRun names the implementations of plans that never ran when only the
+// first ran of them did, each once, in order: an implementation one of
+// whose repetitions ran did run.
+func notRun(plans []harness.Plan, ran int) []string {
+	ran = min(ran, len(plans))
+	var out []string
+	for _, p := range plans[ran:] {
+		name := p.Impl.Name
+		if !slices.Contains(out, name) && !slices.ContainsFunc(plans[:ran], func(q harness.Plan) bool { return q.Impl.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // start does what every command that runs sales does first: it picks the
@@ -522,6 +542,27 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 	}
 }
 
+// listensOn checks that process pid (or a child of it) listens on the
+// port of the instance at u, so that pause-instance and crash-instance
+// stop that instance and nothing else: a process id from an earlier run
+// (a reproduce line) may name another process by now.
+func listensOn(pid int, u *url.URL) error {
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil // no port to check against: ParseTargets took it as the scheme's
+	}
+	ok, err := procnet.ListensOn(pid, port)
+	switch {
+	case errors.Is(err, procnet.ErrUnsupported):
+		return nil // nothing to tell either way
+	case err != nil:
+		return usageErr("--target-pid: no process %d (the instance at %s)", pid, u)
+	case !ok:
+		return usageErr("--target-pid: process %d does not listen on port %d, so it is not the instance at %s: a fault would stop some other process", pid, port, u)
+	}
+	return nil
+}
+
 // resolveTarget reads --target: the service's instances, one node each.
 func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	t, err := workload.ParseEndpoints(o.target)
@@ -536,9 +577,12 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if len(o.targetPids) > 0 && len(o.targetPids) != len(t) {
 		return usageErr("--target-pid gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetPids), "pid"), words.Count(len(t), "instance"))
 	}
-	for _, pid := range o.targetPids {
+	for i, pid := range o.targetPids {
 		if pid <= 1 {
 			return usageErr("--target-pid: %d is not an instance's process id", pid)
+		}
+		if err := listensOn(pid, t[i]); err != nil {
+			return err
 		}
 	}
 	if len(o.targetCtrs) > 0 && len(o.targetCtrs) != len(t) {
@@ -636,8 +680,8 @@ func runErr(ctx context.Context, err error) error {
 // The summary is printed before result.json is written, so that a file
 // that cannot be written (a disk filled during the run) still leaves the
 // verdicts on the terminal.
-func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, stdout io.Writer) error {
-	if err := printResult(result, asJSON, stdout); err != nil {
+func finish(ctx context.Context, result *reports.Result, out string, asJSON bool, detail reports.Detail, stdout io.Writer) error {
+	if err := printResult(result, asJSON, detail, stdout); err != nil {
 		return err
 	}
 	if out != "" {
@@ -654,33 +698,46 @@ func finish(ctx context.Context, result *reports.Result, out string, asJSON bool
 // verdictExit is the exit of runs' verdicts: a failure (1) over an
 // inconclusive run (4) over a pass (0).
 func verdictExit(runs []reports.Run) error {
-	code := exitPass
+	var why string
 	for _, r := range runs {
 		switch r.Verdict {
 		case reports.Pass:
+		case reports.Interrupted:
+			why = "interrupted: a run was cut short before its end (an interrupt, or a server lost), so its liveness could not be judged (see above)"
 		case reports.Inconclusive:
-			code = max(code, exitInconclusive)
+			why = cmp.Or(why, "inconclusive: the harness was saturated and liveness could not be judged (see above)")
 		default:
 			return &exitError{code: exitFail}
 		}
 	}
-	if code == exitInconclusive {
-		return &exitError{code: exitInconclusive, err: errors.New("inconclusive: the harness was saturated and liveness could not be judged (see above)")}
+	if why != "" {
+		return &exitError{code: exitInconclusive, err: errors.New(why)}
 	}
 	return nil
 }
 
+// detailOf is the summary's detail that -v asks for.
+func detailOf(verbose bool) reports.Detail {
+	if verbose {
+		return reports.Full
+	}
+	return reports.Brief
+}
+
 // printResult writes the result on stdout: its JSON, or the summary table
 // with the backend and the reproduce line.
-func printResult(result *reports.Result, asJSON bool, stdout io.Writer) error {
+func printResult(result *reports.Result, asJSON bool, detail reports.Detail, stdout io.Writer) error {
 	if asJSON {
 		if err := reports.WriteJSON(stdout, result); err != nil {
 			return err
 		}
 	} else {
 		writeWhere(stdout, result.Config)
-		if err := reports.WriteTable(stdout, result.Runs); err != nil {
+		if err := reports.WriteTable(stdout, result.Runs, detail); err != nil {
 			return err
+		}
+		if len(result.NotRun) > 0 {
+			fmt.Fprintf(stdout, "\nnever ran: %s (the run ended before %s turn)\n", strings.Join(result.NotRun, ", "), words.Plural(int64(len(result.NotRun)), "its", "their"))
 		}
 		if result.Command != "" {
 			fmt.Fprintf(stdout, "\nreproduce: %s\n", result.Command)
@@ -736,9 +793,11 @@ func (o *runOpts) command(sub string) string {
 
 // notReproduced are the flags no reproduce line carries: the seed comes
 // last on its own, secrets are never printed (the DSN is written by
-// dsnArg), outputs belong to the run that wrote them, and process and
-// container ids name others once those have gone.
-var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile", "target-pid", "target-container"}
+// dsnArg), and outputs belong to the run that wrote them. The instances'
+// process ids and containers are carried: without them the line cannot
+// run, and a process id that names another process by then is refused
+// (listensOn).
+var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
 
 // commandLine makes the reproduce lines of the run, the matrix and each
 // cell with harness.CommandLine: Program and the subcommand sub (none

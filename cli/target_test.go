@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -209,5 +212,31 @@ func TestTargetBadInput(t *testing.T) {
 			}
 			t.Logf("answered in %v", time.Since(start).Round(time.Millisecond))
 		})
+	}
+}
+
+// TestTargetPid: a --target-pid that does not listen on its instance's
+// port is refused before anything is stopped (a process id from an
+// earlier run may name another process by now), and a run's reproduce
+// line carries the process ids it was given, so that it runs as it is.
+func TestTargetPid(t *testing.T) {
+	targets := instances(t, &shop{guarded: true, reports: true})
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Skip("cannot start sleep:", err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	stranger := strconv.Itoa(other.Process.Pid)
+	checkUsage(t, []usageCase{
+		{[]string{"--target=" + targets, "--target-pid=" + stranger + "," + stranger, "--faults=pause-instance"}, "--target-pid: process " + stranger + " does not listen on port"},
+		{[]string{"--target=" + targets, "--target-pid=999999999,999999999", "--faults=pause-instance"}, "--target-pid: no process 999999999"},
+	})
+
+	// The instances are this process's: the line may name it (no fault
+	// stops anything here).
+	self := strconv.Itoa(os.Getpid())
+	_, res := runJSON(t, "--target="+targets, "--target-pid="+self+","+self, "--clients=20", "--stock=10", "--ramp=50ms", "--seed=1")
+	if want := "--target-pid=" + self + "," + self; !strings.Contains(res.Command, want) {
+		t.Errorf("reproduce line %q lacks %q", res.Command, want)
 	}
 }

@@ -25,7 +25,7 @@ func TestModuleVersion(t *testing.T) {
 		{"a checkout without VCS information", debug.BuildInfo{Main: debug.Module{Path: modulePath, Version: "(devel)"}}, "devel"},
 		{"a user's binary", debug.BuildInfo{Main: debug.Module{Path: "example.com/shop", Version: "v0.4.0"}, Deps: dep("v1.2.3", nil), Settings: vcs}, "v1.2.3"},
 		{"a user's binary, lockbench replaced by a version", debug.BuildInfo{Main: debug.Module{Path: "example.com/shop"}, Deps: dep("v1.2.3", &debug.Module{Path: "example.com/fork", Version: "v1.2.4"})}, "v1.2.4"},
-		{"a user's binary, lockbench replaced by a directory", debug.BuildInfo{Main: debug.Module{Path: "example.com/shop", Version: "v0.4.0"}, Deps: dep("v1.2.3", &debug.Module{Path: "../lockbench"}), Settings: vcs}, "devel"},
+		{"a user's binary, lockbench replaced by a directory", debug.BuildInfo{Main: debug.Module{Path: "example.com/shop", Version: "v0.4.0"}, Deps: dep("v1.2.3", &debug.Module{Path: "../lockbench"}), Settings: vcs}, "devel (../lockbench)"},
 		{"a user's binary without lockbench among its modules", debug.BuildInfo{Main: debug.Module{Path: "example.com/shop", Version: "v0.4.0"}, Settings: vcs}, "devel"},
 	}
 	for _, tt := range tests {

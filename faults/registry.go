@@ -156,7 +156,7 @@ var (
 		summary: "one node's clock runs ahead; locks that trust client clocks (getset) steal live locks (the first holders on other nodes wait, half a lease at most, for a steal)",
 		params: []Param{
 			{Name: "offset", Doc: "how far the node's clock runs ahead", Default: "2×lease", kind: durationKind, def: leases(2)},
-			{Name: "node", Doc: "node whose clock moves", Default: "the last node", kind: nodeKind,
+			{Name: "node", Doc: "whose clock moves", Default: "the last node", kind: nodeKind,
 				def: func(v values) string { return fmt.Sprint(max(0, v.env.Nodes-1)) }},
 			{Name: "after", Doc: "when the clock jumps, after the sale starts", Default: "0s", kind: durationKind, def: fixed("0s")},
 		},

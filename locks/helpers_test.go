@@ -346,9 +346,3 @@ func (p *pauseAt) probe(ctx context.Context, at locks.Point) error {
 		return context.Cause(ctx)
 	}
 }
-
-func (p *pauseAt) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.hits
-}

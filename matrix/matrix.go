@@ -327,6 +327,11 @@ func judge(cell Cell, run *reports.Run, nodes int) reports.MatrixCell {
 	if cell.Want.Label == reports.MeasuredOnly {
 		mc.Match = true // measured, never judged: a fault that never fired says so
 	}
+	if !mc.Match && run.Verdict == reports.Interrupted {
+		// Cut short by Ctrl-C or a lost server, not by the lock: the
+		// cell was not judged to its end, and does not count as differing.
+		mc.Inconclusive, mc.Measured = true, reports.Interrupted
+	}
 	return mc
 }
 

@@ -206,9 +206,13 @@ func TestTruthTable(t *testing.T) {
 						}
 						base.Nodes.Launcher = l
 					}
+					// Seeds run until n of them are judged, 3n at most: a
+					// seed that missed while the harness was saturated says
+					// nothing of the lock, and another takes its place.
 					seen := 0     // runs that showed a racy cell's failure
-					unjudged := 0 // seeds inconclusive in every try
-					for seed := uint64(1); seed <= uint64(n); seed++ {
+					judged := 0   // seeds judged
+					unjudged := 0 // seeds that missed while saturated
+					for seed := uint64(1); judged < n && seed <= uint64(3*n); seed++ {
 						base.Seed = seed
 						// A prefix per seed: a command the last sale timed
 						// out on (an unknown outcome) may still land after
@@ -219,8 +223,15 @@ func TestTruthTable(t *testing.T) {
 							t.Fatalf("seed %d: %v", seed, err)
 						}
 						if cell.Want.Sometimes {
-							if cell.Want.Meets(&mc.Run) {
+							switch {
+							case cell.Want.Meets(&mc.Run):
 								seen++
+								judged++
+							case matrix.Saturated(&mc.Run):
+								t.Logf("seed %d: did not show %s while the harness was saturated (%s): not judged", seed, cell.Want.Label, strings.Join(mc.Run.Saturation, "; "))
+								unjudged++
+							default:
+								judged++
 							}
 							continue
 						}
@@ -232,6 +243,7 @@ func TestTruthTable(t *testing.T) {
 							unjudged++
 							continue
 						}
+						judged++
 						if !mc.Match {
 							t.Errorf("seed %d: expected %s, measured %s (sold %d/%d, oversold %d, overlaps %d, linearizability %s, faults fired %d)\n  reasons: %s\n  reproduce: %s",
 								seed, mc.Expected, mc.Measured, mc.Run.Sold, mc.Run.Stock, mc.Run.Oversold, mc.Run.Lock.Overlaps,
@@ -239,15 +251,15 @@ func TestTruthTable(t *testing.T) {
 								harness.CommandLine("lockbench", append(cell.Flags(matrix.Defaults(), mc.Fault), kindFlags(kind)...), seed))
 						}
 					}
-					if unjudged == n {
+					if judged == 0 {
 						// Not one seed judged: the cell proved nothing here,
 						// and a lock it must catch would pass unseen.
-						t.Errorf("%s: every one of %d seeds inconclusive (the harness saturated): the cell was never judged", cell.Name(), n)
+						t.Errorf("%s: every one of %d seeds inconclusive (the harness saturated): the cell was never judged", cell.Name(), unjudged)
 					}
-					if cell.Want.Sometimes && seen == 0 {
-						t.Errorf("%s: no run in %d seeds showed %s", cell.Name(), n, cell.Want.Label)
+					if cell.Want.Sometimes && seen == 0 && judged > 0 {
+						t.Errorf("%s: no run in %d seeds showed %s (%d more not judged, the harness saturated)", cell.Name(), judged, cell.Want.Label, unjudged)
 					}
-					t.Logf("%d seeds", n)
+					t.Logf("%d seeds judged, %d not", judged, unjudged)
 				})
 			}
 		})

@@ -48,7 +48,7 @@ func TestClockErrorReported(t *testing.T) {
 			}
 
 			var table bytes.Buffer
-			if err := WriteTable(&table, res.Runs); err != nil {
+			if err := WriteTable(&table, res.Runs, Full); err != nil {
 				t.Fatal(err)
 			}
 			if has := strings.Contains(table.String(), "clock error"); has != (tt.line != "") || !strings.Contains(table.String(), tt.line) {

@@ -99,12 +99,18 @@ type GateReport struct {
 	// order; the gate passes when it is empty.
 	Regressions []Regression
 	// Notes say what could not be compared: an implementation without a
-	// baseline run, or a baseline taken with another workload.
+	// baseline run, or one whose harness was saturated.
 	Notes []string
+	// Uncompared, when set, says why no performance figure could be
+	// compared at all: the baseline ran another workload. Safety and
+	// liveness were judged; the gate, having compared nothing else,
+	// does not pass (Pass is false) though nothing regressed.
+	Uncompared string
 }
 
-// Pass reports whether nothing regressed.
-func (g GateReport) Pass() bool { return len(g.Regressions) == 0 }
+// Pass reports whether nothing regressed and the baseline's figures could
+// be compared.
+func (g GateReport) Pass() bool { return len(g.Regressions) == 0 && g.Uncompared == "" }
 
 // For returns the regressions of impl.
 func (g GateReport) For(impl string) []Regression {
@@ -133,14 +139,18 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 		if diffs := WorkloadDiffs(baseline.Config, current.Config); len(diffs) > 0 {
 			// Figures of another workload say nothing of this one:
 			// safety and liveness are judged, performance is not compared.
-			g.Notes = append(g.Notes, "the baseline ran another workload ("+strings.Join(diffs, "; ")+"): performance not compared, safety and liveness judged")
+			g.Uncompared = "the baseline ran another workload (" + strings.Join(diffs, "; ") + "): performance not compared, safety and liveness judged"
 			baseline = nil
 		}
 	}
 	for i := range current.Runs {
 		cur := &current.Runs[i]
-		if cur.Verdict == Inconclusive {
+		switch cur.Verdict {
+		case Inconclusive:
 			g.Notes = append(g.Notes, cur.Impl+": inconclusive (the harness was saturated): liveness not judged, performance not compared")
+			continue
+		case Interrupted:
+			g.Notes = append(g.Notes, cur.Impl+": interrupted before its end: liveness not judged, performance not compared")
 			continue
 		}
 		if cur.Verdict != Pass {

@@ -130,9 +130,13 @@ func GateCases(r *Result, g GateReport) []JUnitCase {
 		for _, reg := range g.For(run.Impl) {
 			lines = append(lines, reg.String())
 		}
-		if len(lines) == 0 && run.Verdict == Inconclusive {
+		switch {
+		case len(lines) > 0:
+		case run.Verdict == Inconclusive:
 			c.Skipped = run.Impl + ": inconclusive: " + SaturationLine(run)
-		} else if len(lines) == 0 && run.Verdict != Pass {
+		case run.Verdict == Interrupted:
+			c.Skipped = run.Impl + ": interrupted: the run was cut short before its end (an interrupt, or a server lost): liveness not judged"
+		case run.Verdict != Pass:
 			lines = append(lines, run.Impl+": verdict "+run.Verdict)
 			for _, reason := range run.Reasons {
 				lines = append(lines, run.Impl+": "+reason)
@@ -140,6 +144,9 @@ func GateCases(r *Result, g GateReport) []JUnitCase {
 		}
 		c.Failure = strings.Join(lines, "\n")
 		cases = append(cases, c)
+	}
+	for _, impl := range r.NotRun {
+		cases = append(cases, JUnitCase{Name: impl, ClassName: "lockbench.run", Skipped: impl + ": never ran: the run was interrupted, or a server lost, before its turn"})
 	}
 	return cases
 }

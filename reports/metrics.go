@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -91,11 +93,27 @@ type Series struct {
 	// buckets span the whole run.
 	Sold []int64 `json:"sold"`
 	// P50MS and P99MS are the median and 99th percentile latency (from
-	// scheduled arrival to answer, ms) of the attempts that arrived in
-	// each bucket and were answered; 0 for a bucket with none.
+	// scheduled arrival to answer, ms) of the attempts answered in each
+	// bucket; 0 for a bucket with none. An attempt counts where it was
+	// answered, as k6's and Jepsen's latency plots put it, so that what a
+	// fault did shows while it lasted and after.
 	P50MS []float64 `json:"p50_ms,omitempty"`
 	P99MS []float64 `json:"p99_ms,omitempty"`
+	// Scatter is every answered attempt, binned: each entry is [the
+	// instant its cell starts, ms since the run's start; the cell's
+	// latency, ms; how many attempts fell in it]. A cell is one of
+	// scatterColumns spans of the run by the instant of the answer, and
+	// one of scatterRowsPerDecade rows a decade of latency (the row's
+	// geometric middle is given), so the scatter shows every attempt's
+	// place at a bounded size whatever the run's length.
+	Scatter [][3]float64 `json:"scatter,omitempty"`
 }
+
+// The binned scatter's grid (Series.Scatter).
+const (
+	scatterColumns       = 400
+	scatterRowsPerDecade = 20
+)
 
 // metrics is what the history alone says of a run's performance.
 type metrics struct {
@@ -204,11 +222,15 @@ func salesSeries(h *history.History) Series {
 	n := (span + width - 1) / width
 	s.Sold = make([]int64, n)
 	lat := make([][]int64, n)
+	cells := map[[2]int64]int64{}
+	column := max((span+scatterColumns-1)/scatterColumns, 1)
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if op.End > 0 && op.Outcome != history.Pending && op.Outcome != history.Crashed {
-			b := min(op.Arrival/width, n-1)
-			lat[b] = append(lat[b], op.End-op.Arrival)
+			d := max(op.End-op.Arrival, 1)
+			lat[min(op.End/width, n-1)] = append(lat[min(op.End/width, n-1)], d)
+			row := int64(math.Floor(math.Log10(float64(d)) * scatterRowsPerDecade))
+			cells[[2]int64{min(op.End, span-1) / column, row}]++
 		}
 		if op.Outcome != history.Sold || op.End <= 0 {
 			continue
@@ -225,18 +247,27 @@ func salesSeries(h *history.History) Series {
 		s.P50MS[b] = round2(float64(l[(len(l)-1)/2]) / 1e6)
 		s.P99MS[b] = round2(float64(l[(len(l)*99-1)/100]) / 1e6)
 	}
+	keys := slices.Collect(maps.Keys(cells))
+	slices.SortFunc(keys, func(a, b [2]int64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		ms := math.Pow(10, (float64(k[1])+0.5)/scatterRowsPerDecade) / 1e6
+		s.Scatter = append(s.Scatter, [3]float64{float64(k[0]*column) / 1e6, roundSig(ms), float64(cells[k])})
+	}
 	return s
 }
 
 // Recovery says, for each fault that ended, how long after its end the
-// p99 of the attempts arriving came back within twice what it was before
+// p99 of the attempts answered came back within twice what it was before
 // the first fault (Series.P99MS): a fault's cost beyond its own window.
 type Recovery struct {
 	Fault string
 	// After is the time from the fault's end to the first bucket back to
-	// normal; Never is true when none came before the run ended.
-	After time.Duration
-	Never bool
+	// normal; Never is true when none came before the run ended, though
+	// attempts were answered after the fault; Unseen is true when none
+	// was answered after it (the sale was over): nothing to measure.
+	After  time.Duration
+	Never  bool
+	Unseen bool
 }
 
 // Recoveries measures the recovery after each fault of r that ended; none
@@ -267,9 +298,14 @@ func Recoveries(r *Run) []Recovery {
 		if f.End <= 0 {
 			continue
 		}
-		rec := Recovery{Fault: f.Name, Never: true}
+		rec := Recovery{Fault: f.Name, Unseen: true}
 		for b := int(f.End / width); b < len(s.P99MS); b++ {
-			if v := s.P99MS[b]; v > 0 && v <= normal {
+			v := s.P99MS[b]
+			if v <= 0 {
+				continue
+			}
+			rec.Unseen, rec.Never = false, true
+			if v <= normal {
 				rec.After, rec.Never = max(0, time.Duration(int64(b)*width-f.End)), false
 				break
 			}
@@ -303,3 +339,9 @@ func ratio(n, d int64) float64 {
 // round2 rounds x to two decimals, enough for every ratio reported and
 // short enough to read in result.json.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// roundSig rounds x (above zero) to three significant figures.
+func roundSig(x float64) float64 {
+	p := math.Pow(10, 2-math.Floor(math.Log10(x)))
+	return math.Round(x*p) / p
+}

@@ -72,9 +72,12 @@ func CombineRepetitions(reps []Run) Run {
 			DurationMS: r.DurationMS, History: r.History,
 		}
 		switch {
-		case r.Verdict == Inconclusive && out.Verdict != Fail:
+		case r.Verdict == Interrupted && out.Verdict != Fail:
+			// A repetition cut short leaves the whole unfinished.
+			out.Verdict = Interrupted
+		case r.Verdict == Inconclusive && out.Verdict != Fail && out.Verdict != Interrupted:
 			out.Verdict = Inconclusive
-		case r.Verdict == Inconclusive:
+		case r.Verdict == Inconclusive || r.Verdict == Interrupted:
 		case r.Verdict != Pass:
 			out.Verdict = Fail
 			for _, s := range r.Reasons {

@@ -31,6 +31,11 @@ const (
 	// judged: the harness itself was saturated (Run.Saturation says how)
 	// and liveness did not hold (Run.Unjudged says what it found).
 	Inconclusive = "inconclusive"
+	// Interrupted means no check failed on what was recorded, but the
+	// run was cut short by something other than the lock: an interrupt
+	// (Ctrl-C) or a server lost during the sale (Liveness.CutBy).
+	// Liveness was not judged; a note says why.
+	Interrupted = "interrupted"
 )
 
 // ErrFormat reports a result file this build cannot read.
@@ -60,6 +65,9 @@ type Result struct {
 	// interrupted, or ended by an error. Empty for a matrix that ran
 	// every cell, and for every other command.
 	Incomplete string `json:"incomplete,omitempty"`
+	// NotRun lists the implementations chosen that never ran, because
+	// the run was interrupted, or a server lost, before their turn.
+	NotRun []string `json:"not_run,omitempty"`
 }
 
 // Config is the flags a benchmark ran with. Its JSON keys are the flags'
@@ -233,6 +241,8 @@ func NewRun(h *history.History, rep checker.Report) Run {
 	switch {
 	case rep.Pass:
 		verdict = Pass
+	case rep.Interrupted && len(rep.Reasons) == 0:
+		verdict = Interrupted
 	case rep.Inconclusive:
 		verdict = Inconclusive
 	}

@@ -3,11 +3,14 @@ package reports
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/words"
 )
 
 // column is one column of the summary table.
@@ -47,11 +50,25 @@ var columns = []column{
 // columnGap separates the table's columns.
 const columnGap = "  "
 
+// Detail is how much of the runs' notes the summary says.
+type Detail int
+
+// The summary's levels of detail.
+const (
+	// Brief folds the notes into one line per kind ("fairness"): each
+	// implementation's figure, not the sentence around it, and a note
+	// the implementations share said once.
+	Brief Detail = iota
+	// Full says every note of every implementation in full (-v).
+	Full
+)
+
 // WriteTable writes the terminal summary of runs: one row per
 // implementation with its verdict, safety figures and purchase latency,
 // then, for each run, its blind spot when its nodes' clocks had an error
-// (see BlindSpot), one line per reason if it failed and one per note.
-func WriteTable(w io.Writer, runs []Run) error {
+// (see BlindSpot), one line per reason if it failed, its saturation, and
+// its notes, folded as detail says.
+func WriteTable(w io.Writer, runs []Run, detail Detail) error {
 	cells := make([][]string, 0, len(runs)+1)
 	head := make([]string, len(columns))
 	for i, c := range columns {
@@ -102,12 +119,20 @@ func WriteTable(w io.Writer, runs []Run) error {
 				fmt.Fprintf(&details, "  %s: %s\n", r.Impl, reason)
 			}
 		}
+		if len(r.Faults) > 0 {
+			fmt.Fprintf(&details, "  %s: injected %s\n", r.Impl, Injections(r.Faults))
+		}
 		if len(r.Saturation) > 0 {
 			fmt.Fprintf(&details, "  %s: %s\n", r.Impl, SaturationLine(r))
 		}
-		for _, note := range r.Notes {
-			fmt.Fprintf(&details, "  %s: note: %s\n", r.Impl, note)
+		if detail == Full {
+			for _, note := range r.Notes {
+				fmt.Fprintf(&details, "  %s: note: %s\n", r.Impl, note)
+			}
 		}
+	}
+	if detail == Brief {
+		details.WriteString(foldNotes(runs))
 	}
 	if details.Len() > 0 {
 		b.WriteByte('\n')
@@ -198,4 +223,93 @@ func sig3(x float64) string {
 		s = strconv.FormatFloat(x, 'f', prec-1, 64)
 	}
 	return s
+}
+
+// noteKind matches the kind a note leads with ("fairness: …"): one
+// lower-case word.
+var noteKind = regexp.MustCompile(`^([a-z]+): `)
+
+// longNote is the length beyond which a brief summary says a kind's note
+// up to its first parenthesis only.
+const longNote = 120
+
+// foldNotes says the notes of runs briefly: for a note that leads with
+// its kind, one line per kind with each implementation's gist (a long
+// note up to its first parenthesis); any other note once, led by every
+// implementation that has it. A last line says how to see them in full
+// when anything was left out.
+func foldNotes(runs []Run) string {
+	type line struct {
+		kind  string   // the kind, or "" for a note said whole
+		text  string   // the whole note, when kind is ""
+		parts []string // "impl gist", or the implementations of a whole note
+	}
+	var lines []*line
+	byKey := map[string]*line{}
+	cut := false
+	for i := range runs {
+		r := &runs[i]
+		for _, note := range r.Notes {
+			key, kind, gist := "="+note, "", r.Impl
+			if m := noteKind.FindStringSubmatch(note); m != nil {
+				kind = m[1]
+				key, gist = kind, strings.TrimPrefix(note, m[0])
+				if j := strings.Index(gist, " ("); j > 0 && len(note) > longNote {
+					gist, cut = gist[:j], true
+				}
+				gist = r.Impl + " " + gist
+			}
+			l := byKey[key]
+			if l == nil {
+				l = &line{kind: kind, text: note}
+				byKey[key] = l
+				lines = append(lines, l)
+			}
+			l.parts = append(l.parts, gist)
+		}
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		if l.kind == "" {
+			fmt.Fprintf(&b, "  %s: note: %s\n", strings.Join(l.parts, ", "), l.text)
+			continue
+		}
+		fmt.Fprintf(&b, "  note: %s: %s\n", l.kind, strings.Join(l.parts, "; "))
+	}
+	if cut {
+		b.WriteString("  (-v says every note in full)\n")
+	}
+	return b.String()
+}
+
+// Injections says what faults a run injected, by name in the order they
+// first struck, with how many times each did: "pause-holder ×2,
+// latency ×1".
+func Injections(faults []history.Fault) string {
+	var names []string
+	count := map[string]int{}
+	for _, f := range faults {
+		if count[f.Name] == 0 {
+			names = append(names, f.Name)
+		}
+		count[f.Name]++
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " ×" + strconv.Itoa(count[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// LoadLine says what the machine was doing while run r ran, for a line
+// that reproduces it elsewhere or later: a rerun on a quieter or busier
+// machine may answer otherwise. Empty when its health was not measured.
+func LoadLine(r *Run) string {
+	h := r.Health
+	if h == nil {
+		return ""
+	}
+	cores := max(h.Cores, h.CPUs, 1)
+	return fmt.Sprintf("it ran beside %.1f other tasks ready to run on the machine's %s, lockbench waiting for a CPU %.0f%% of the time it was ready, its longest stall %s",
+		h.Others, words.Count(int64(cores), "core"), 100*h.CPUWait, FormatMicros(max(1, h.StallMax/1000)))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/golden"
 )
 
@@ -12,15 +13,20 @@ func TestWriteTable(t *testing.T) {
 	tests := []struct {
 		name, golden string
 		runs         []Run
+		detail       Detail
 	}{
-		{"fixtures", "table.golden", fixtureRuns(t)},
-		{"no runs", "table-empty.golden", nil},
-		{"saturated", "table-saturated.golden", saturatedRuns(t)},
+		{"fixtures", "table.golden", fixtureRuns(t), Full},
+		{"no runs", "table-empty.golden", nil, Full},
+		{"saturated", "table-saturated.golden", saturatedRuns(t), Full},
+		// Brief: the fairness notes of three runs on one line, a note
+		// two runs share said once, a note of one run whole.
+		{"brief", "table-brief.golden", notedRuns(t), Brief},
+		{"brief's full", "table-brief-full.golden", notedRuns(t), Full},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteTable(&b, tt.runs); err != nil {
+			if err := WriteTable(&b, tt.runs, tt.detail); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, tt.golden, b.Bytes())
@@ -34,7 +40,7 @@ func TestWriteTableReasons(t *testing.T) {
 	// run's are, each on its own line under the run's name.
 	runs[0].Reasons = []string{"should not show"}
 	var b bytes.Buffer
-	if err := WriteTable(&b, runs); err != nil {
+	if err := WriteTable(&b, runs, Full); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -46,6 +52,24 @@ func TestWriteTableReasons(t *testing.T) {
 			t.Errorf("reason %q missing:\n%s", r, out)
 		}
 	}
+}
+
+// notedRuns are the fixture's runs with the notes a run of three locks
+// has: a fairness note each, a note two share, one of one run alone.
+func notedRuns(t *testing.T) []Run {
+	runs := fixtureRuns(t)
+	shared := "1 write had an unknown outcome; the check let each land at any later time or never"
+	runs[0].Notes = []string{
+		"fairness: 404,230 overtakes (a buyer who asked for the lock later got it before one who asked 10ms or more earlier; first: buyer 47 asked at 0.013s and got it at 0.254s, while buyer 5, asking at 0.002s, waited until 0.623s)",
+		shared,
+	}
+	runs[1].Notes = []string{
+		"fairness: no overtakes: every buyer got the lock in the order it asked for it (asks closer than 10ms apart aside)",
+		"2 releases found the lock gone: those holders had no mutual exclusion for part of their critical section",
+		shared,
+	}
+	runs[2].Notes = []string{"fairness: 12 overtakes (a buyer who asked for the lock later got it before one who asked 10ms or more earlier; first: buyer 1 asked at 0.001s and got it at 0.002s, while buyer 0, asking at 0.000s, waited until 0.003s)"}
+	return runs
 }
 
 // saturatedRuns are the fixture's runs with lua inconclusive, its harness
@@ -64,7 +88,7 @@ func saturatedRuns(t *testing.T) []Run {
 func TestWriteTableInconclusive(t *testing.T) {
 	runs := saturatedRuns(t)
 	var b bytes.Buffer
-	if err := WriteTable(&b, runs); err != nil {
+	if err := WriteTable(&b, runs, Full); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -106,5 +130,19 @@ func TestFormatMicros(t *testing.T) {
 		if got := FormatMicros(tt.us); got != tt.want {
 			t.Errorf("FormatMicros(%d) = %q, want %q", tt.us, got, tt.want)
 		}
+	}
+}
+
+// TestLoadLine: a run's health says what the machine was doing; a run
+// without it says nothing.
+func TestLoadLine(t *testing.T) {
+	r := fixtureRuns(t)[0]
+	if got := LoadLine(&r); got != "" {
+		t.Errorf("no health: %q, want nothing", got)
+	}
+	r.Health = &history.Health{Cores: 2, Others: 2.5, CPUWait: 0.47, StallMax: 21_500_000}
+	want := "it ran beside 2.5 other tasks ready to run on the machine's 2 cores, lockbench waiting for a CPU 47% of the time it was ready, its longest stall 21.5ms"
+	if got := LoadLine(&r); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

@@ -168,13 +168,15 @@ func (c *Controls) Finish(i int) { c.r.faults.finish(i, c.r.now()) }
 type faultLog struct {
 	mu     sync.Mutex
 	faults []history.Fault
-	active atomic.Int64
+	// active counts the injections in force, injected all of them.
+	active, injected atomic.Int64
 }
 
 func (l *faultLog) add(f history.Fault) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.faults = append(l.faults, f)
+	l.injected.Add(1)
 	if f.End == 0 {
 		l.active.Add(1)
 	}

@@ -18,8 +18,9 @@ type Progress struct {
 	Arrived, Finished int64
 	// Sold counts the units sold so far, of Stock (every item's).
 	Sold, Stock int64
-	// Faults counts the injections in force.
-	Faults int64
+	// Faults counts the injections in force, Injected every injection
+	// so far, over or not.
+	Faults, Injected int64
 }
 
 // snapshot is the sale's progress now.
@@ -33,6 +34,7 @@ func (r *run) snapshot() Progress {
 		Sold:     r.sold.Load(),
 		Stock:    r.cfg.Stock * int64(len(r.keys.items)),
 		Faults:   r.faults.active.Load(),
+		Injected: r.faults.injected.Load(),
 	}
 }
 

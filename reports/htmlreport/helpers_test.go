@@ -1,6 +1,8 @@
 package htmlreport
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -31,4 +33,20 @@ func loadHistory(t *testing.T, impl string) *history.History {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestFixtureIsReportsGolden keeps testdata/result.json the copy it says
+// it is: the result reports builds from the fixture histories.
+func TestFixtureIsReportsGolden(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "testdata", "result.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("testdata", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("testdata/result.json differs from ../testdata/result.golden.json: copy it over")
+	}
 }

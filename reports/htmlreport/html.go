@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -260,10 +261,14 @@ type gridRowView struct {
 type gridCellView struct {
 	Mark, Title         string
 	Match, Inconclusive bool
+	// ID is the cell's own charts' section, which the cell links to.
+	ID string
 }
 
 // matrixRow is one cell of the truth table.
 type matrixRow struct {
+	// ID is the cell's own charts' section, which the row links to.
+	ID                                     string
 	Cell, Expected, Measured, Verdict, Why string
 	// Sweep says what each value of a sweep showed; empty without one.
 	Sweep string
@@ -276,10 +281,21 @@ type matrixRow struct {
 	Reasons []string
 }
 
-// newMatrixView builds the truth table of cells; nil without cells.
-func newMatrixView(cells []reports.MatrixCell, incomplete string) *matrixView {
+// cellID is the HTML id of the section of a matrix's cell i, in the
+// section with the given id.
+func cellID(section string, c reports.MatrixCell, i int) string {
+	return section + "-cell-" + slug(c.Cell, i)
+}
+
+// newMatrixView builds the truth table of cells, each linked to its own
+// charts' section (cellID) in the section id; nil without cells.
+func newMatrixView(id string, cells []reports.MatrixCell, incomplete string) *matrixView {
 	if len(cells) == 0 {
 		return nil
+	}
+	ids := map[string]string{}
+	for i, c := range cells {
+		ids[c.Cell] = cellID(id, c, i)
 	}
 	v := &matrixView{Summary: reports.IncompleteSummary(cells, incomplete) + "."}
 	if g := reports.NewGrid(cells); len(g.Rows) > 1 && len(g.Faults) > 1 {
@@ -294,19 +310,48 @@ func newMatrixView(cells []reports.MatrixCell, incomplete string) *matrixView {
 				row.Cells = append(row.Cells, gridCellView{
 					Mark: c.Mark(), Match: c.Match, Inconclusive: !c.Match && c.Inconclusive,
 					Title: fmt.Sprintf("%s: expected %s, measured %s", c.Cell, c.Expected, c.Measured),
+					ID:    ids[c.Cell],
 				})
 			}
 			v.Grid = append(v.Grid, row)
 		}
 	}
 	for _, c := range cells {
+		verdict, class := c.Run.Verdict, verdictClass(c.Run.Verdict)
+		if c.Match && class == classFail {
+			// A failure the truth table expects is the cell passing:
+			// it reads so, not as a red FAIL in a green report.
+			verdict, class = c.Run.Verdict+", as expected", classExpected
+		}
 		v.Rows = append(v.Rows, matrixRow{
-			Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: c.Run.Verdict, Why: c.Why,
-			Nodes: c.Nodes, Match: c.Match, Class: verdictClass(c.Run.Verdict), Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
+			ID: ids[c.Cell], Cell: c.Cell, Expected: c.Expected, Measured: c.Measured, Verdict: verdict, Why: c.Why,
+			Nodes: c.Nodes, Match: c.Match, Class: class, Reasons: c.Run.Reasons, Sweep: c.Sweep.Summary(),
 			Inconclusive: !c.Match && c.Inconclusive,
 		})
 	}
 	return v
+}
+
+// cellViews are the charts of each cell of a matrix, folded, on axes the
+// cells share: what each cell's run did over time, linked from the truth
+// table. The matrix report reads no cell's history (there may be a
+// hundred), so a cell's overlaps are drawn as their pairs alone.
+func cellViews(src *Source, id string, cells []reports.MatrixCell, outDir string) []implView {
+	runs := make([]reports.Run, len(cells))
+	for i := range cells {
+		runs[i] = cells[i].Run
+		runs[i].Impl = cells[i].Cell
+	}
+	ax := sharedAxes(runs)
+	out := make([]implView, len(cells))
+	for i := range cells {
+		out[i] = newImplView(src, &runs[i], nil, "the matrix report does not read the cells' histories", cellID(id, cells[i], i), outDir, ax)
+		out[i].Folded = true
+		if cells[i].Match {
+			out[i].Class = classPass // its verdict is the one the truth table expects
+		}
+	}
+	return out
 }
 
 // keyValue is one line of a section's header.
@@ -346,7 +391,9 @@ func newStatus(s checker.Status) status {
 
 // implView is one implementation's part of a section.
 type implView struct {
-	ID, Impl      string
+	ID, Impl string
+	// Folded is true for a matrix cell's section, shown closed.
+	Folded        bool
 	Backend       string // the servers the run used, with their versions
 	BlindSpot     string // what the nodes' clock error hides, when there was one
 	Class         string // verdictClass of the run's verdict
@@ -401,7 +448,8 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}
 	s.Headline, s.Class = headline(r)
-	s.Matrix = newMatrixView(r.Matrix, r.Incomplete)
+	s.Matrix = newMatrixView(id, r.Matrix, r.Incomplete)
+	s.Impls = append(s.Impls, cellViews(src, id, r.Matrix, outDir)...)
 	s.Overview = overviewChart(r.Runs)
 	ax := sharedAxes(r.Runs)
 	for i := range r.Runs {
@@ -537,6 +585,9 @@ const (
 	classPass         = "pass"
 	classFail         = "fail"
 	classInconclusive = "inconclusive"
+	// classExpected is a matrix cell's failure that the truth table
+	// expects: no alarm.
+	classExpected = "expected"
 )
 
 // verdictClass is the CSS class of a run's verdict: pass, inconclusive,
@@ -545,7 +596,7 @@ func verdictClass(verdict string) string {
 	switch verdict {
 	case reports.Pass:
 		return classPass
-	case reports.Inconclusive:
+	case reports.Inconclusive, reports.Interrupted:
 		return classInconclusive
 	}
 	return classFail
@@ -643,7 +694,7 @@ func healthRows(h *history.Health) ([]healthRow, string) {
 // did but one was inconclusive, otherwise pass.
 func headline(r *reports.Result) (string, string) {
 	var parts []string
-	class := classPass
+	class, word := classPass, ""
 	if len(r.Matrix) > 0 {
 		d := reports.Differing(r.Matrix)
 		switch {
@@ -656,12 +707,14 @@ func headline(r *reports.Result) (string, string) {
 		}
 		parts = append(parts, reports.IncompleteSummary(r.Matrix, r.Incomplete))
 	} else {
-		var failed, inconclusive []string
+		var failed, inconclusive, interrupted []string
 		for _, run := range r.Runs {
-			switch verdictClass(run.Verdict) {
-			case classFail:
+			switch {
+			case run.Verdict == reports.Interrupted:
+				interrupted = append(interrupted, run.Impl)
+			case verdictClass(run.Verdict) == classFail:
 				failed = append(failed, run.Impl)
-			case classInconclusive:
+			case verdictClass(run.Verdict) == classInconclusive:
 				inconclusive = append(inconclusive, run.Impl)
 			}
 		}
@@ -670,10 +723,21 @@ func headline(r *reports.Result) (string, string) {
 		case len(failed) > 0:
 			class = classFail
 			parts = append(parts, fmt.Sprintf("%d of %s failed: %s", len(failed), words.Count(n, "implementation"), strings.Join(failed, ", ")))
-		case len(inconclusive) == 0:
+		case len(inconclusive) == 0 && len(interrupted) == 0 && len(r.NotRun) == 0:
 			parts = append(parts, fmt.Sprintf("%s passed", words.Plural(n, "the implementation", fmt.Sprintf("all %d implementations", n))))
 		default:
 			class = classInconclusive
+		}
+		if len(interrupted) > 0 || len(r.NotRun) > 0 {
+			if class != classFail {
+				word = "interrupted"
+			}
+			if len(interrupted) > 0 {
+				parts = append(parts, strings.Join(interrupted, ", ")+" cut short before its end")
+			}
+			if len(r.NotRun) > 0 {
+				parts = append(parts, "never ran: "+strings.Join(r.NotRun, ", "))
+			}
 		}
 		switch {
 		case len(inconclusive) > 0 && n == 1:
@@ -693,7 +757,7 @@ func headline(r *reports.Result) (string, string) {
 	if len(r.Matrix) == 0 {
 		parts = append(parts, faults)
 	}
-	return verdictWord(class) + ": " + strings.Join(parts, " · "), class
+	return cmp.Or(word, verdictWord(class)) + ": " + strings.Join(parts, " · "), class
 }
 
 // recoverySentences says how long each fault's effect on the p99 lasted:
@@ -714,22 +778,31 @@ func recoverySentences(recs []reports.Recovery) []string {
 	for _, f := range order {
 		rs := byFault[f]
 		var back []time.Duration
+		unseen := 0
 		for _, rec := range rs {
-			if !rec.Never {
+			switch {
+			case rec.Unseen:
+				unseen++
+			case !rec.Never:
 				back = append(back, rec.After)
 			}
 		}
-		never := len(rs) - len(back)
+		if unseen == len(rs) {
+			out = append(out, fmt.Sprintf("No attempt was answered after %s: the sale was over, so its effect cannot be seen.", f))
+			continue
+		}
+		seen := len(rs) - unseen // the windows with attempts answered after them
+		never := seen - len(back)
 		switch {
-		case len(rs) == 1 && never == 1:
+		case seen == 1 && never == 1:
 			out = append(out, fmt.Sprintf("After %s the p99 did not come back within twice its level before the faults.", f))
-		case len(rs) == 1:
+		case seen == 1:
 			out = append(out, fmt.Sprintf("After %s the p99 was back within twice its level before the faults %s after the fault ended.", f, micros(back[0])))
 		case len(back) == 0:
-			out = append(out, fmt.Sprintf("After none of the %d %s windows did the p99 come back within twice its level before the faults.", len(rs), f))
+			out = append(out, fmt.Sprintf("After none of the %d %s windows did the p99 come back within twice its level before the faults.", seen, f))
 		default:
 			slices.Sort(back)
-			s := fmt.Sprintf("After the %d %s windows the p99 was back within twice its level before the faults %s after a window ended at the median, %s at the longest", len(rs), f, micros(back[len(back)/2]), micros(back[len(back)-1]))
+			s := fmt.Sprintf("After the %d %s windows the p99 was back within twice its level before the faults %s after a window ended at the median, %s at the longest", seen, f, micros(back[len(back)/2]), micros(back[len(back)-1]))
 			if never > 0 {
 				s += fmt.Sprintf("; after %d it never was", never)
 			}

@@ -441,9 +441,15 @@ func TestHTMLMatrix(t *testing.T) {
 	for _, want := range []string{
 		"<h3>Truth table</h3>",
 		"3 cells, 2 as expected, 1 differs.",
-		`<tr class="row fail">` + "\n" + `<th scope="row" data-v="atomic/expire">atomic/expire</th>`,
+		`<tr class="row fail">` + "\n" + `<th scope="row" data-v="atomic/expire"><a href="#r1-cell-atomic_expire-3">atomic/expire</a></th>`,
 		"&lt;measured&gt; departure",
 		`<div class="reason">1 lock overlap:`,
+		// A failure the truth table expects is no alarm.
+		`<td class="verdict expected" data-v="fail, as expected">fail, as expected</td>`,
+		// Each cell links to its own charts, folded below.
+		`<a href="#r1-cell-set-nx-ex_pause-holder-2">L&#43;D</a>`,
+		`<details class="cellrun" id="r1-cell-set-nx-ex_pause-holder-2"><summary>set-nx-ex/pause-holder <span class="badge pass">pass</span></summary>`,
+		`aria-label="set-nx-ex/pause-holder: latency over the run"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %s", want)
@@ -451,6 +457,9 @@ func TestHTMLMatrix(t *testing.T) {
 	}
 	if n := strings.Count(page, `<tr class="row `); n != 3 {
 		t.Errorf("%d rows, want one per cell (3)", n)
+	}
+	if n := strings.Count(page, `<details class="cellrun"`); n != 3 {
+		t.Errorf("%d cells' charts, want one per cell (3)", n)
 	}
 	for _, absent := range []string{"<h3>Verdicts</h3>", `<svg class="chart overview"`} {
 		if strings.Contains(page, absent) {

@@ -536,7 +536,7 @@ func shadeFaults(b *svg, faults []history.Fault, s span, x func(int64) float64, 
 			desc += " (" + f.Params + ")"
 		}
 		b.f(`<rect class="fault" x="%s" y="%s" width="%s" height="%s"><title>fault: %s, %s–%s</title></rect>`,
-			num(x0), num(top), num(max(x1-x0, 1.5)), num(bottom-top), esc(desc),
+			num(x0), num(top), num(max(x1-x0, minStarvedW)), num(bottom-top), esc(desc),
 			formatAt(f.Start), formatAt(faultEnd(f, s.to)))
 	}
 }
@@ -665,6 +665,9 @@ func sharedAxes(runs []reports.Run) axes {
 			}
 			a.hiMS = max(a.hiMS, r.Sales.P99MS[b])
 		}
+		for _, c := range r.Sales.Scatter {
+			a.lowMS, a.hiMS = min(a.lowMS, c[1]), max(a.hiMS, c[1])
+		}
 	}
 	if a.hiMS <= 0 {
 		a.lowMS, a.hiMS = 1, 10
@@ -674,9 +677,12 @@ func sharedAxes(runs []reports.Run) axes {
 	return a
 }
 
-// latencyChart draws the latency of the attempts arriving over the run,
-// p50 and p99 per bucket on a log axis, with the fault windows shaded: the
-// chart that shows what a fault does, and how long its effect lasts.
+// latencyChart draws the latency of every attempt at the instant it was
+// answered, as k6's and Jepsen's latency plots do: a binned scatter of
+// all of them (darker where more fell), the p50 and p99 of each bucket
+// over it, on a log axis, with the fault windows shaded. It is the chart
+// that shows what a fault did while it lasted, and how long its effect
+// lasted after.
 func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 	if len(r.Sales.P99MS) == 0 || a.end <= 0 {
 		return emptyChart("latency", title, "no latency recorded")
@@ -691,6 +697,9 @@ func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 	s := span{0, a.end}
 	x := timeScale(s, left, right)
 	keys := []legendItem{{name: "p50", class: "p50"}, {name: "p99", class: "p99"}}
+	if len(r.Sales.Scatter) > 0 {
+		keys = append(keys, legendItem{name: "attempts", class: "dot", bar: true})
+	}
 	bands := starvedBands(starved(r), s, x)
 	if len(bands) > 0 {
 		keys = append(keys, starvedKey)
@@ -710,6 +719,7 @@ func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 	timeAxis(&b, s, x, bottom, chartW-2)
 	shadeFaults(&b, r.Faults, s, x, top, bottom)
 	shadeStarved(&b, bands, top, bottom)
+	scatter(&b, r.Sales.Scatter, x, func(ms float64) float64 { return y(min(max(ms, a.lowMS), a.hiMS)) })
 	width := r.Sales.BucketMS * 1e6
 	for _, line := range []struct {
 		name, class string
@@ -725,9 +735,30 @@ func latencyChart(title string, r *reports.Run, a axes) template.HTML {
 			fmt.Fprintf(&d, "%s%s %s ", pen, num(x(int64(i)*width+width/2)), num(y(min(max(v, a.lowMS), a.hiMS))))
 			pen = "L"
 		}
-		b.f(`<path class="%s" d="%s"><title>%s latency of the attempts arriving in each %s</title></path>`, line.class, strings.TrimSpace(d.String()), line.name, reports.FormatMicros(width/1000))
+		b.f(`<path class="%s" d="%s"><title>%s latency of the attempts answered in each %s</title></path>`, line.class, strings.TrimSpace(d.String()), line.name, reports.FormatMicros(width/1000))
 	}
 	return b.html()
+}
+
+// scatter draws the binned scatter of a run's latencies
+// (reports.Series.Scatter): one small square a cell, its opacity growing
+// with the logarithm of the attempts in it, so that a lone slow attempt
+// shows and a crowd reads darker.
+func scatter(b *svg, cells [][3]float64, x func(int64) float64, y func(float64) float64) {
+	if len(cells) == 0 {
+		return
+	}
+	most := 1.0
+	for _, c := range cells {
+		most = max(most, c[2])
+	}
+	b.f(`<g class="dots">`)
+	for _, c := range cells {
+		opacity := 0.35 + 0.65*math.Log1p(c[2]-1)/math.Log1p(max(most-1, 1))
+		b.f(`<rect x="%s" y="%s" width="2.5" height="2.5" fill-opacity="%s"/>`,
+			num(x(int64(c[0]*1e6))-1.25), num(y(c[1])-1.25), strconv.FormatFloat(opacity, 'f', 2, 64))
+	}
+	b.f(`<title>each attempt at the instant it was answered (%d cells)</title></g>`, len(cells))
 }
 
 // salesChart draws units sold per second over the run (on the report's
@@ -808,14 +839,14 @@ func salesChart(title string, r *reports.Run, a axes) template.HTML {
 
 // holder is one critical section drawn on a lock-holder timeline.
 type holder struct {
-	index        int
-	client       int32
-	attempt      int16
-	node         int16
-	from, to     int64
-	read, write  int64 // instants of the stock read and the write, 0 if none
-	inA, inB     bool  // the pair's first or second section
-	lost, failed bool  // its release found the lock gone; its write did not land
+	index       int
+	client      int32
+	attempt     int16
+	node        int16
+	from, to    int64
+	read, write int64 // instants of the stock read and the write, 0 if none
+	inA, inB    bool  // the pair's first or second section
+	lost        bool  // its release found the lock gone
 }
 
 // holdersAround returns the critical sections of h that intersect s,

@@ -39,3 +39,17 @@
     });
   });
 })();
+
+// A link to a matrix cell's folded charts opens them.
+(function () {
+  function open() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id && document.getElementById(id);
+    if (el && el.tagName === "DETAILS") {
+      el.open = true;
+      el.scrollIntoView();
+    }
+  }
+  window.addEventListener("hashchange", open);
+  open();
+})();
