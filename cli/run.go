@@ -549,7 +549,7 @@ func (o *runOpts) serverOptions() harness.ServerOptions {
 func listensOn(pid int, u *url.URL) error {
 	port, err := strconv.Atoi(u.Port())
 	if err != nil {
-		return nil // no port to check against: ParseTargets took it as the scheme's
+		return nil // no port to check against: ParseEndpoints took it as the scheme's
 	}
 	ok, err := procnet.ListensOn(pid, port)
 	switch {
