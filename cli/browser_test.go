@@ -22,6 +22,30 @@ var screenshot = flag.Bool("screenshot", false, "rewrite docs/report.png, the RE
 // screenshotPath is the README's picture, relative to this package.
 const screenshotPath = "../docs/report.png"
 
+// overTimePath is the README's picture of the latency over time under a
+// fault, relative to this package.
+const overTimePath = "../docs/latency-over-time.png"
+
+// overTimeShot runs the README's fault example on the default sale and
+// writes its latency-over-time chart to overTimePath: what a pause did to
+// every buyer's latency while it lasted, and after.
+func overTimeShot(ctx context.Context, t *testing.T, b *browsertest.Browser) {
+	dir := filepath.Join(t.TempDir(), "overtime")
+	code, _, errOut := lockbench(t, "--impl=lua", "--faults=pause-holder", "--out="+dir, "--seed=1")
+	if code != exitFail && code != exitPass && code != exitInconclusive {
+		t.Fatalf("lua under pause-holder: exit %d: %s", code, errOut)
+	}
+	p := open(ctx, t, b, filepath.Join(dir, "report.html"))
+	var png bytes.Buffer
+	if err := p.ScreenshotOf(ctx, &png, "svg.chart.latency"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(overTimePath, png.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", overTimePath, png.Len())
+}
+
 // rendered is what the browser test reads of a rendered report.
 type rendered struct {
 	Title     string   `json:"title"`
@@ -60,7 +84,7 @@ const inspect = `(() => {
     charts: all("svg.chart").length,
     drawn: all("svg.chart").filter(s => { const b = s.getBoundingClientRect(); return b.width > 100 && b.height > 50 && s.querySelector("rect, polyline, line"); }).length,
     porcupine: all("a.porcupine").map(a => a.getAttribute("href")),
-    compare: all("table.compare tbody tr").length,
+    compare: all("table.compare tbody th[scope=rowgroup]").length,
   };
   const box = document.getElementById("failing-only");
   if (box) {
@@ -225,6 +249,7 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s (%d bytes)", screenshotPath, png.Len())
+		overTimeShot(ctx, t, b)
 	}
 	var got rendered
 	if err := p.Eval(ctx, inspect, &got); err != nil {

@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -486,6 +487,40 @@ func (p *Page) Screenshot(ctx context.Context, w io.Writer, height int) error {
 	if err := p.call(ctx, "Page.captureScreenshot", map[string]any{
 		"format": "png", "captureBeyondViewport": true,
 		"clip": map[string]any{"x": 0, "y": 0, "width": size.Width, "height": height, "scale": 1},
+	}, &shot); err != nil {
+		return err
+	}
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(png)
+	return err
+}
+
+// ScreenshotOf writes a PNG of the first element selector matches, as the
+// page lays it out, at twice its size (a chart that reads on its own), to
+// w.
+func (p *Page) ScreenshotOf(ctx context.Context, w io.Writer, selector string) error {
+	var r struct {
+		X, Y, Width, Height float64
+		Found               bool
+	}
+	expr := `(() => { const e = document.querySelector(` + strconv.Quote(selector) + `); if (!e) return {Found: false};
+		const b = e.getBoundingClientRect();
+		return {Found: true, X: b.left + window.scrollX, Y: b.top + window.scrollY, Width: b.width, Height: b.height}; })()`
+	if err := p.Eval(ctx, expr, &r); err != nil {
+		return err
+	}
+	if !r.Found || r.Width <= 0 || r.Height <= 0 {
+		return fmt.Errorf("browsertest: no element %s to capture", selector)
+	}
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := p.call(ctx, "Page.captureScreenshot", map[string]any{
+		"format": "png", "captureBeyondViewport": true,
+		"clip": map[string]any{"x": r.X, "y": r.Y, "width": r.Width, "height": r.Height, "scale": 2},
 	}, &shot); err != nil {
 		return err
 	}
