@@ -79,9 +79,9 @@ type Options struct {
 	// MySQLDSN reaches a MySQL or MariaDB; with BackendDocker and none
 	// given, one is started.
 	MySQLDSN string
-	// Targets are the instances of a running service under test; Redis,
+	// Endpoints are the instances of a running service under test; Redis,
 	// when given with them, is the service's own.
-	Targets workload.Targets
+	Endpoints workload.Endpoints
 	// TargetPids are the instances' process ids (pause-instance).
 	TargetPids []int
 	// TargetLockKey is the service's lock key in its Redis (delete-lock).
@@ -120,7 +120,7 @@ func (o Options) Missing(needs workload.Needs) string {
 		return "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $LOCKBENCH_MYSQL_DSN, or run with --backend=docker (MariaDB in a container)"
 	case needs.Has(workload.NeedsZooKeeper) && o.ZooKeeper == "" && !docker:
 		return "needs a ZooKeeper: give --zk ADDR (or set $LOCKBENCH_ZK), or run with --backend=docker (ZooKeeper in a container)"
-	case needs.Has(workload.NeedsTarget) && len(o.Targets) == 0:
+	case needs.Has(workload.NeedsTarget) && len(o.Endpoints) == 0:
 		return "tests a running service: give --target=URL[,URL...], one base URL per instance"
 	case needs.Has(workload.NeedsRedisServers) && o.Backend == BackendRedis && len(o.Redis) < MinRedlockServers:
 		return fmt.Sprintf("runs on at least %d independent Redis servers: give their addresses to --redis as a comma list (got %d)", MinRedlockServers, len(o.Redis))
@@ -156,8 +156,8 @@ func (s *Servers) Names() string {
 	if s.ZooKeeper != nil {
 		names = append(names, s.ZooKeeper.Name())
 	}
-	if len(s.Targets) > 0 {
-		names = append(names, s.Targets.Name())
+	if len(s.Endpoints) > 0 {
+		names = append(names, s.Endpoints.Name())
 	}
 	return strings.Join(names, "; ")
 }
@@ -205,7 +205,7 @@ func Open(ctx context.Context, o Options, needs workload.Needs) (*Servers, error
 		}
 	}
 	if needs.Has(workload.NeedsTarget) {
-		s.Targets, s.TargetPids, s.TargetLockKey, s.TargetStart = o.Targets, o.TargetPids, o.TargetLockKey, o.TargetStart
+		s.Endpoints, s.TargetPids, s.TargetLockKey, s.TargetStart = o.Endpoints, o.TargetPids, o.TargetLockKey, o.TargetStart
 		s.TargetContainers, s.TargetVia = o.Containers, o.Via
 	}
 	if needs.Has(workload.NeedsMySQL) {

@@ -53,7 +53,7 @@ func TestItemsCartReadsRun(t *testing.T) {
 	}
 }
 
-// TestItemsList: lockbench list names multi and rw with their seeds.
+// TestItemsList: lockbench list names multi and rw with their sources.
 func TestItemsList(t *testing.T) {
 	code, out, _ := lockbench(t, "list")
 	if code != exitPass {

@@ -12,7 +12,7 @@ import (
 
 const listUsage = `Usage: lockbench list
 
-Lists every lock implementation (its default lease, the seed listing it
+Lists every lock implementation (its default lease, the source listing it
 reproduces, what it does and its known flaw) and every fault with its
 parameters and their defaults. Lines are wrapped to the terminal's width
 (100 columns in a pipe).
@@ -37,7 +37,7 @@ func listCmd(args []string, stdout, _ io.Writer) error {
 
 // writeList writes the implementations and faults wrapped to cols
 // columns: one block per implementation, its name and lease on the first
-// line, then its summary, seed and notes indented beneath.
+// line, then its summary, source and notes indented beneath.
 func writeList(w io.Writer, cols int) {
 	const indent = "    "
 	name := 0
@@ -52,13 +52,13 @@ func writeList(w io.Writer, cols int) {
 		}
 		fmt.Fprintf(w, "\n  %s  %s\n", padRight(im.Name, name), lease)
 		writeWrapped(w, indent, im.Summary, cols)
-		writeWrapped(w, indent, "Seed: "+im.Seed, cols)
+		writeWrapped(w, indent, "Source: "+im.Source, cols)
 		if im.Notes != "" {
 			writeWrapped(w, indent, "Notes: "+im.Notes, cols)
 		}
 	}
 	fmt.Fprintln(w, "\nFaults (--faults=name[:param=value...],...; defaults scale with the lease):")
-	for _, f := range faults.All {
+	for _, f := range faults.All() {
 		fmt.Fprintf(w, "\n  %s\n", f.Name())
 		writeWrapped(w, indent, f.Summary(), cols)
 		for _, p := range f.Params() {

@@ -30,7 +30,7 @@ func TestCellReproduceLines(t *testing.T) {
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			for _, cell := range matrix.Truth {
+			for _, cell := range matrix.Truth() {
 				t.Run(cell.Name(), func(t *testing.T) {
 					args := append(serverArgs(cell), v.args...)
 					if strings.Contains(strings.Join(v.args, " "), "node-mode=process") && workload.SupportsNodes("process", cell.Impl, mustImpl(t, cell.Impl).Sale, nil) != nil {

@@ -56,13 +56,13 @@ type runOpts struct {
 	zk             string // ZooKeeper address of the zookeeper implementations
 	password       string
 	mysqlDSN       string
-	target         string           // --target
-	targets        workload.Targets // parsed from target by validate
-	targetPids     []int            // --target-pid
-	targetLockKey  string           // --target-lock-key
-	targetStart    []string         // --target-start
-	targetCtrs     []string         // --target-container
-	targetVia      []string         // --target-redis-via
+	target         string             // --target
+	endpoints      workload.Endpoints // parsed from target by validate
+	targetPids     []int              // --target-pid
+	targetLockKey  string             // --target-lock-key
+	targetStart    []string           // --target-start
+	targetCtrs     []string           // --target-container
+	targetVia      []string           // --target-redis-via
 	prefix         string
 	force          bool
 	seed           uint64
@@ -102,7 +102,7 @@ type runOpts struct {
 
 const runExamples = `
 Examples:
-  # seed 003's flash sale: 20,000 buyers in one second, two nodes, stock 5,000
+  # source 003's flash sale: 20,000 buyers in one second, two nodes, stock 5,000
   lockbench --impl=watchdog --clients=20000
 
   # the unguarded sale oversells (exit 1); a JVM lock breaks across two nodes
@@ -146,7 +146,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.attempts, "attempts", 1, "purchase attempts per buyer")
 	fs.DurationVar(&o.ramp, "ramp", time.Second, "window over which buyers arrive, evenly spread")
 	fs.Var(&o.rate, "rate", "buyers arrive at this constant rate, `N/s` (500/s, 500, 30000/m), whatever the system does (an open model, as wrk2 -R), instead of over --ramp")
-	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's seed value, see lockbench list)")
+	fs.DurationVar(&o.ttl, "ttl", 0, "lock lease (default: each implementation's own, from its source article, see lockbench list)")
 	fs.DurationVar(&o.hold, "hold", 0, "business time inside the critical section, between read and write")
 	fs.IntVar(&o.reentry, "reentry", 0, "re-acquire the lock this many levels deep inside the critical section (reentrant implementations)")
 	fs.IntVar(&o.items, "items", 1, "products on sale, each with --stock units and its own counter, orders and lock key; every item's history is checked on its own")
@@ -209,91 +209,19 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) (help bool, 
 	return false, nil
 }
 
-// validate checks the options and resolves the implementations.
+// validate checks the options and resolves the implementations: the
+// flags each on its own, then against each other, then the servers they
+// name, then what the library says of each implementation with them.
 func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	o.flags = fs
-	var impls []harness.Impl
-	if o.target != "" {
-		if err := o.resolveTarget(fs); err != nil {
+	impls, err := o.resolveImpls(fs)
+	if err != nil {
+		return nil, err
+	}
+	for _, check := range []func(*pflag.FlagSet) error{o.checkLoad, o.checkNodeFlags, o.checkLimits} {
+		if err := check(fs); err != nil {
 			return nil, err
 		}
-		impls = []harness.Impl{harness.Service()}
-		o.impls = nil
-	}
-	for _, name := range o.impls {
-		name = strings.TrimSpace(name)
-		if name == "all" {
-			impls = harness.All()
-			break
-		}
-		im, ok := harness.Lookup(name)
-		if !ok {
-			return nil, usageErr("--impl: unknown implementation %q; accepts all or a comma list of: %s", name, strings.Join(harness.Names(), ", "))
-		}
-		impls = append(impls, im)
-	}
-	var err error
-	if len(impls) == 0 {
-		return nil, usageErr("--impl: give at least one implementation")
-	}
-	switch {
-	case o.clients < 1:
-		return nil, usageErr("--clients must be at least 1, got %d", o.clients)
-	case o.nodes < 1:
-		return nil, usageErr("--nodes must be at least 1, got %d", o.nodes)
-	case o.stock < 0:
-		return nil, usageErr("--stock must not be negative, got %d", o.stock)
-	case o.attempts < 1 || o.attempts > 1000:
-		return nil, usageErr("--attempts must be between 1 and 1000, got %d", o.attempts)
-	case o.ramp < 0:
-		return nil, usageErr("--ramp must not be negative, got %v", o.ramp)
-	case fs.Changed("rate") && fs.Changed("ramp"):
-		return nil, usageErr("--rate and --ramp: give one or the other (--rate brings the buyers at a constant rate, --ramp spreads them over a window)")
-	case o.rate.perSecond > 0 && o.rate.span(o.clients) >= o.timeout:
-		return nil, usageErr("--rate=%s brings the last of %s after %v, past --timeout=%v: raise --rate or --timeout, or lower --clients",
-			o.rate.text, words.Count(o.clients, "buyer"), roundDur(o.rate.span(o.clients)), o.timeout)
-	case o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond):
-		return nil, usageErr("--ttl must be at least 1ms (or 0 for each seed's default), got %v", o.ttl)
-	case o.hold < 0:
-		return nil, usageErr("--hold must not be negative, got %v", o.hold)
-	case o.reentry < 0:
-		return nil, usageErr("--reentry must not be negative, got %d", o.reentry)
-	case o.items < 1 || o.items > 1000:
-		return nil, usageErr("--items must be between 1 and 1000, got %d", o.items)
-	case o.cart < 1 || o.cart > o.items:
-		return nil, usageErr("--cart must be between 1 and --items (%d), got %d", o.items, o.cart)
-	case o.reads < 0 || o.reads > 100:
-		return nil, usageErr("--reads is a percentage of the buyers, 0 to 100, got %d", o.reads)
-	case o.workers < 0:
-		return nil, usageErr("--workers must not be negative, got %d", o.workers)
-	case !slices.Contains(nodeModes, o.nodeMode):
-		return nil, usageErr("--node-mode must be one of %s, got %q", strings.Join(nodeModes, ", "), o.nodeMode)
-	case o.nodeMode == "remote" && o.listen == "":
-		return nil, usageErr("--node-mode=remote needs --coordinator-listen=HOST:PORT, where its nodes (lockbench node --coordinator=...) dial in")
-	case fs.Changed("node-image") && o.nodeMode != "docker":
-		return nil, usageErr("--node-image is for --node-mode=docker")
-	case o.nodeMode == "docker" && o.nodeImage == "":
-		return nil, usageErr("--node-image must not be empty")
-	case o.listen != "" && o.nodeMode != "remote":
-		return nil, usageErr("--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice")
-	case o.nodeMode != "inproc" && (o.backendKind == "sentinel" || o.sentinel != ""):
-		return nil, usageErr("--node-mode=%s: the Sentinel topology's clients are not carried to nodes in processes yet; use --node-mode=inproc with Sentinel", o.nodeMode)
-	case o.nodeMode != "inproc" && o.target != "":
-		return nil, usageErr("--node-mode=%s drives lockbench's own sales; with --target the service's instances are the processes", o.nodeMode)
-	case o.clockError < 0:
-		return nil, usageErr("--clock-error must not be negative, got %v", o.clockError)
-	case o.pool < 1:
-		return nil, usageErr("--pool must be at least 1, got %d", o.pool)
-	case o.timeout <= 0:
-		return nil, usageErr("--timeout must be positive, got %v", o.timeout)
-	case o.checkTimeout <= 0:
-		return nil, usageErr("--check-timeout must be positive, got %v", o.checkTimeout)
-	case o.cmdTimeout < time.Millisecond:
-		return nil, usageErr("--command-timeout must be at least 1ms, got %v", o.cmdTimeout)
-	case !o.realRedis() && (fs.Changed("prefix") || o.password != ""):
-		return nil, usageErr("--prefix and --redis-password apply to a real Redis: give --redis too (or --sentinel)")
-	case o.force && !o.realRedis() && o.mysqlDSN == "":
-		return nil, usageErr("--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)")
 	}
 	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
 		return nil, err
@@ -307,30 +235,147 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	if impls, err = o.require(impls); err != nil {
 		return nil, err
 	}
+	o.resolveNeeds(impls)
+	if o.specs, err = faults.Parse(o.faults); err != nil {
+		return nil, flagErr("faults", err)
+	}
+	return impls, o.checkImpls(impls)
+}
+
+// resolveImpls reads --target, or else --impl: the implementations to
+// run, before any is checked against the servers.
+func (o *runOpts) resolveImpls(fs *pflag.FlagSet) ([]harness.Impl, error) {
+	if o.target != "" {
+		if err := o.resolveTarget(fs); err != nil {
+			return nil, err
+		}
+		o.impls = nil
+		return []harness.Impl{harness.Service()}, nil
+	}
+	var impls []harness.Impl
+	for _, name := range o.impls {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			impls = harness.All()
+			break
+		}
+		im, ok := harness.Lookup(name)
+		if !ok {
+			return nil, usageErr("--impl: unknown implementation %q; accepts all or a comma list of: %s", name, strings.Join(harness.Names(), ", "))
+		}
+		impls = append(impls, im)
+	}
+	if len(impls) == 0 {
+		return nil, usageErr("--impl: give at least one implementation")
+	}
+	return impls, nil
+}
+
+// refusal is one check of the flags: when bad holds, the usage error
+// says why.
+type refusal struct {
+	bad    bool
+	format string
+	args   []any
+}
+
+// firstRefusal is the usage error of the first check of checks that
+// fails, nil when none does.
+func firstRefusal(checks ...refusal) error {
+	for _, c := range checks {
+		if c.bad {
+			return usageErr(c.format, c.args...)
+		}
+	}
+	return nil
+}
+
+// checkLoad checks the flags that shape the sale: its buyers, stock,
+// arrivals, lease and carts.
+func (o *runOpts) checkLoad(fs *pflag.FlagSet) error {
+	late := o.rate.perSecond > 0 && o.rate.span(o.clients) >= o.timeout
+	var span string
+	if late {
+		span = roundDur(o.rate.span(o.clients))
+	}
+	return firstRefusal(
+		refusal{o.clients < 1, "--clients must be at least 1, got %d", []any{o.clients}},
+		refusal{o.nodes < 1, "--nodes must be at least 1, got %d", []any{o.nodes}},
+		refusal{o.stock < 0, "--stock must not be negative, got %d", []any{o.stock}},
+		refusal{o.attempts < 1 || o.attempts > 1000, "--attempts must be between 1 and 1000, got %d", []any{o.attempts}},
+		refusal{o.ramp < 0, "--ramp must not be negative, got %v", []any{o.ramp}},
+		refusal{fs.Changed("rate") && fs.Changed("ramp"), "--rate and --ramp: give one or the other (--rate brings the buyers at a constant rate, --ramp spreads them over a window)", nil},
+		refusal{late, "--rate=%s brings the last of %s after %v, past --timeout=%v: raise --rate or --timeout, or lower --clients",
+			[]any{o.rate.text, words.Count(o.clients, "buyer"), span, o.timeout}},
+		refusal{o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond), "--ttl must be at least 1ms (or 0 for each source's default), got %v", []any{o.ttl}},
+		refusal{o.hold < 0, "--hold must not be negative, got %v", []any{o.hold}},
+		refusal{o.reentry < 0, "--reentry must not be negative, got %d", []any{o.reentry}},
+		refusal{o.items < 1 || o.items > 1000, "--items must be between 1 and 1000, got %d", []any{o.items}},
+		refusal{o.cart < 1 || o.cart > o.items, "--cart must be between 1 and --items (%d), got %d", []any{o.items, o.cart}},
+		refusal{o.reads < 0 || o.reads > 100, "--reads is a percentage of the buyers, 0 to 100, got %d", []any{o.reads}},
+		refusal{o.workers < 0, "--workers must not be negative, got %d", []any{o.workers}},
+	)
+}
+
+// checkNodeFlags checks where the nodes run (--node-mode and the flags
+// that go with it) and the clock error they widen the history by.
+func (o *runOpts) checkNodeFlags(fs *pflag.FlagSet) error {
+	// Whether nodes in processes can drive a service under test is the
+	// workload's to say; the flags name the reason here.
+	service := o.target != "" && workload.SupportsNodes(o.nodeMode, harness.Service().Name, harness.Service().Sale, nil) != nil
+	return firstRefusal(
+		refusal{!slices.Contains(nodeModes, o.nodeMode), "--node-mode must be one of %s, got %q", []any{strings.Join(nodeModes, ", "), o.nodeMode}},
+		refusal{o.nodeMode == "remote" && o.listen == "", "--node-mode=remote needs --coordinator-listen=HOST:PORT, where its nodes (lockbench node --coordinator=...) dial in", nil},
+		refusal{fs.Changed("node-image") && o.nodeMode != "docker", "--node-image is for --node-mode=docker", nil},
+		refusal{o.nodeMode == "docker" && o.nodeImage == "", "--node-image must not be empty", nil},
+		refusal{o.listen != "" && o.nodeMode != "remote", "--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice", nil},
+		refusal{o.nodeMode != "inproc" && (o.backendKind == "sentinel" || o.sentinel != ""), "--node-mode=%s: the Sentinel topology's clients are not carried to nodes in processes yet; use --node-mode=inproc with Sentinel", []any{o.nodeMode}},
+		refusal{o.nodeMode != "inproc" && service, "--node-mode=%s drives lockbench's own sales; with --target the service's instances are the processes", []any{o.nodeMode}},
+		refusal{o.clockError < 0, "--clock-error must not be negative, got %v", []any{o.clockError}},
+	)
+}
+
+// checkLimits checks the connection pool, the timeouts, and the flags
+// that apply to a real Redis or MySQL only.
+func (o *runOpts) checkLimits(fs *pflag.FlagSet) error {
+	return firstRefusal(
+		refusal{o.pool < 1, "--pool must be at least 1, got %d", []any{o.pool}},
+		refusal{o.timeout <= 0, "--timeout must be positive, got %v", []any{o.timeout}},
+		refusal{o.checkTimeout <= 0, "--check-timeout must be positive, got %v", []any{o.checkTimeout}},
+		refusal{o.cmdTimeout < time.Millisecond, "--command-timeout must be at least 1ms, got %v", []any{o.cmdTimeout}},
+		refusal{!o.realRedis() && (fs.Changed("prefix") || o.password != ""), "--prefix and --redis-password apply to a real Redis: give --redis too (or --sentinel)", nil},
+		refusal{o.force && !o.realRedis() && o.mysqlDSN == "", "--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)", nil},
+	)
+}
+
+// resolveNeeds sets the servers the implementations need, and the
+// service's own Redis, for its faults, when --target gives one.
+func (o *runOpts) resolveNeeds(impls []harness.Impl) {
 	for _, im := range impls {
 		o.needs |= im.Needs()
 	}
 	if o.target != "" && o.redis != "" {
-		o.needs |= workload.NeedsRedis // the service's own, for its faults
+		o.needs |= workload.NeedsRedis
 	}
-	specs, err := faults.Parse(o.faults)
-	if err != nil {
-		return nil, flagErr("faults", err)
-	}
-	o.specs = specs
+}
+
+// checkImpls asks the library whether each implementation can run the
+// workload the flags give: its items, carts and readers
+// (workload.Supports), its reentry (harness.Impl.CheckReentry). Each
+// refusal is the library's, named after the flags that ask for it.
+func (o *runOpts) checkImpls(impls []harness.Impl) error {
+	w := o.workload()
 	for _, im := range impls {
-		if err := workload.Supports(im.Sale, o.workload()); err != nil {
-			return nil, usageErr("--items, --cart, --reads: %s", strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
+		if err := workload.Supports(im.Sale, w); err != nil {
+			return usageErr("--items, --cart, --reads: %s", strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
 		}
 	}
-	if o.reentry > 0 {
-		for _, im := range impls {
-			if !im.Reentrant && im.Locked {
-				return nil, usageErr("--reentry: %s is not reentrant (a nested acquire would wait for itself); reentrant implementations: %s", im.Name, strings.Join(reentrant(), ", "))
-			}
+	for _, im := range impls {
+		if err := im.CheckReentry(w.Reentry); err != nil {
+			return usageErr("--reentry: %s; reentrant implementations: %s", strings.TrimPrefix(err.Error(), harness.ErrPlan.Error()+": "), strings.Join(reentrant(), ", "))
 		}
 	}
-	return impls, nil
+	return nil
 }
 
 func reentrant() []string {
@@ -488,7 +533,7 @@ func (o *runOpts) serverOptions() backends.Options {
 		Docker:         containers.Docker{},
 		ZooKeeper:      o.zk,
 		MySQLDSN:       o.mysqlDSN,
-		Targets:        o.targets,
+		Endpoints:      o.endpoints,
 		TargetPids:     o.targetPids,
 		TargetLockKey:  o.targetLockKey,
 		TargetStart:    o.targetStart,
@@ -507,7 +552,7 @@ func (o *runOpts) serverOptions() backends.Options {
 func listensOn(pid int, u *url.URL) error {
 	port, err := strconv.Atoi(u.Port())
 	if err != nil {
-		return nil // no port to check against: ParseTargets took it as the scheme's
+		return nil // no port to check against: ParseEndpoints took it as the scheme's
 	}
 	ok, err := procnet.ListensOn(pid, port)
 	switch {
@@ -523,7 +568,7 @@ func listensOn(pid int, u *url.URL) error {
 
 // resolveTarget reads --target: the service's instances, one node each.
 func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
-	t, err := workload.ParseTargets(o.target)
+	t, err := workload.ParseEndpoints(o.target)
 	if err != nil {
 		return flagErr("target", err)
 	}
@@ -564,7 +609,7 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if fs.Changed("nodes") && o.nodes != len(t) {
 		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
 	}
-	o.targets, o.nodes = t, len(t)
+	o.endpoints, o.nodes = t, len(t)
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // shop is a flash-sale service that speaks lockbench's black-box protocol,
-// as a team's would: its instances share one store, as the seeds' two
+// as a team's would: its instances share one store, as the sources' two
 // Tomcats shared their Redis. guarded puts a lock around the
 // read-check-write; reports makes it say which stock each purchase read.
 type shop struct {
@@ -52,7 +52,7 @@ func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// buy is the seeds' sale: read the stock and the user's orders, check,
+// buy is the sources' sale: read the stock and the user's orders, check,
 // a business step, write stock-1 and the order.
 func (s *shop) buy(user string) map[string]any {
 	if s.guarded {

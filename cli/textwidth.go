@@ -23,7 +23,7 @@ func columns(f *os.File) int {
 }
 
 // displayWidth is how many terminal columns s takes: two for each wide
-// or full-width rune (the seeds' Chinese titles), one for the others.
+// or full-width rune (the sources' Chinese titles), one for the others.
 func displayWidth(s string) int {
 	n := 0
 	for _, r := range s {

@@ -47,7 +47,7 @@ func TestWrap(t *testing.T) {
 }
 
 // TestListFitsAndHelp checks that lockbench list wraps to the width it is
-// given, whatever the seeds' Chinese titles, and that list and version
+// given, whatever the sources' Chinese titles, and that list and version
 // answer --help with exit 0.
 func TestListFitsAndHelp(t *testing.T) {
 	var b strings.Builder

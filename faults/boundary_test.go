@@ -195,7 +195,7 @@ func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj, err := New(specs, Env{Lease: size.lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: seed}, workload.Target{Store: b, Routed: true, InProcess: true})
+	inj, err := New(specs, Env{Lease: size.lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: seed}, workload.Reach{Store: b, Routed: true, InProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}

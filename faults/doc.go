@@ -6,8 +6,8 @@
 // that stops answering, a slow or cut link.
 //
 // It follows the failpoint shape of etcd's robustness tests: each fault is
-// a Fault (name, parameters, availability on a workload.Target), listed in a
-// registry (All, Lookup); Parse reads the --faults syntax; New turns the
+// a Fault (name, parameters, availability on a workload.Reach), listed in a
+// registry (All, Lookup, Names); Parse reads the --faults syntax; New turns the
 // chosen faults into an Injector that a workload run drives.
 //
 // Faults strike at the moment that matters rather than at random instants:

@@ -22,7 +22,7 @@ var Failover Fault = &fault{
 		pOnce, pAfter,
 		{Name: "every", Doc: "least time between two failovers", Default: "5s", kind: durationKind, def: fixed("5s")},
 	},
-	needs: func(t workload.Target) error {
+	needs: func(t workload.Reach) error {
 		if !t.Failover {
 			return fmt.Errorf("%w: failover needs the Sentinel topology lockbench starts (--backend=sentinel: a primary, a replica behind lockbench's relay, three Sentinels); %s is not", ErrUnavailable, t)
 		}

@@ -23,7 +23,7 @@ var (
 )
 
 // Fault is one kind of failure lockbench can inject. Its values are the
-// exported variables of this package and the registry All.
+// exported variables of this package, listed by All.
 type Fault interface {
 	// Name is the fault's --faults name.
 	Name() string
@@ -33,7 +33,14 @@ type Fault interface {
 	Params() []Param
 	// Available returns nil when the fault can be injected on t, or an
 	// error wrapping ErrUnavailable that says why not.
-	Available(t workload.Target) error
+	Available(t workload.Reach) error
+	// OnHolder reports whether the fault strikes the holder of any lock,
+	// wherever the lock is: inside its critical section, at its release,
+	// or through the clock it reads. Those are the faults an
+	// implementation with a lock and no expectations of its own is
+	// measured against. crash-after-setnx strikes a holder too, but in a
+	// window only setnx-expire has, so it is not one of them.
+	OnHolder() bool
 
 	plan(s Spec, env Env, seed uint64) (plan, error)
 }
@@ -120,7 +127,7 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 
 // Lookup returns the fault called name.
 func Lookup(name string) (Fault, bool) {
-	for _, f := range All {
+	for _, f := range registry {
 		if f.Name() == name {
 			return f, true
 		}
@@ -130,8 +137,8 @@ func Lookup(name string) (Fault, bool) {
 
 // Names lists the faults' names in registry order.
 func Names() []string {
-	out := make([]string, len(All))
-	for i, f := range All {
+	out := make([]string, len(registry))
+	for i, f := range registry {
 		out[i] = f.Name()
 	}
 	return out
@@ -318,6 +325,6 @@ var (
 	pUntil = Param{Name: "until", Doc: "when the pause ends: for (after its length); next (once one other holder has taken the lock and read; that holder waits to write until the paused one has, half a lease at most); or expired (right after the lease ran out, every other node paused until the holder has released); for bounds the wait", Default: "for", kind: untilKind, def: fixed(untilFor)}
 	pEvery = Param{Name: "every", Doc: "least time between two injections", Default: "for+lease", kind: durationKind,
 		def: func(v values) string { return round(v.duration("for") + v.env.Lease).String() }}
-	pNode = Param{Name: "node", Doc: "node to target: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}
+	pNode = Param{Name: "node", Doc: "node to strike: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}
 	pAt   = Param{Name: "at", Doc: "where in the critical section: acquired (before the read) or business (between read and write)", Default: "business", kind: pointKind, def: fixed(string(locks.Business))}
 )

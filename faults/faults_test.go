@@ -75,7 +75,7 @@ func TestNodeOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := embedded(t)
-	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true, InProcess: true}); !errors.Is(err, ErrParam) {
+	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, workload.Reach{Store: b, Routed: true, InProcess: true}); !errors.Is(err, ErrParam) {
 		t.Errorf("New with node 2 of 2: error = %v, want ErrParam", err)
 	}
 }
@@ -100,6 +100,29 @@ func TestScheduleIsAPureFunctionOfTheSeed(t *testing.T) {
 	}
 }
 
+// TestRegistry: All lists the catalog in its order and hands out a copy;
+// the faults on a holder are those every lock can take.
+func TestRegistry(t *testing.T) {
+	all := All()
+	if got := len(all); got != len(Names()) {
+		t.Fatalf("All has %d faults, Names %d", got, len(Names()))
+	}
+	all[0] = nil
+	if All()[0] == nil {
+		t.Error("changing All's slice changed the registry")
+	}
+	var onHolder []string
+	for _, f := range All() {
+		if f.OnHolder() {
+			onHolder = append(onHolder, f.Name())
+		}
+	}
+	want := []string{"pause-holder", "slow-holder", "pause-before-release", "expire", "crash-holder", "clock-skew"}
+	if !slices.Equal(onHolder, want) {
+		t.Errorf("faults on a holder: %q, want %q", onHolder, want)
+	}
+}
+
 // unavailable is a backend that can neither pause nor restart its server.
 type unavailable struct{ workload.Backend }
 
@@ -107,24 +130,24 @@ func TestAvailability(t *testing.T) {
 	b := embedded(t)
 	tests := []struct {
 		name   string
-		target workload.Target
+		reach  workload.Reach
 		refuse []Fault
 	}{
-		{"embedded", workload.Target{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance, Failover}},
-		{"a server that cannot pause or restart", workload.Target{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance, Failover}},
-		{"a store the proxy cannot reach", workload.Target{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
-		{"a service under test", workload.Target{Store: workload.Targets{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
-		{"a service with its pids, its lock key and its Redis", workload.Target{Store: b, Instances: true, LockKey: true},
+		{"embedded", workload.Reach{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance, Failover}},
+		{"a server that cannot pause or restart", workload.Reach{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance, Failover}},
+		{"a store the proxy cannot reach", workload.Reach{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
+		{"a service under test", workload.Reach{Store: workload.Endpoints{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
+		{"a service with its pids, its lock key and its Redis", workload.Reach{Store: b, Instances: true, LockKey: true},
 			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance, Failover}},
-		{"a service that can be restarted", workload.Target{Store: workload.Targets{}, Instances: true, Restarts: true},
+		{"a service that can be restarted", workload.Reach{Store: workload.Endpoints{}, Instances: true, Restarts: true},
 			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock, Failover}},
-		{"the Sentinel topology lockbench started", workload.Target{Store: b, InProcess: true, LockKey: true, Failover: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance}},
-		{"a service whose Redis links are relayed", workload.Target{Store: b, Routed: true},
+		{"the Sentinel topology lockbench started", workload.Reach{Store: b, InProcess: true, LockKey: true, Failover: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance}},
+		{"a service whose Redis links are relayed", workload.Reach{Store: b, Routed: true},
 			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock, Failover}},
 	}
 	for _, tt := range tests {
-		for _, f := range All {
-			err := f.Available(tt.target)
+		for _, f := range All() {
+			err := f.Available(tt.reach)
 			if slices.Contains(tt.refuse, f) {
 				if !errors.Is(err, ErrUnavailable) {
 					t.Errorf("%s on %s: error = %v, want ErrUnavailable", f.Name(), tt.name, err)
@@ -255,7 +278,7 @@ func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.Histor
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, workload.Target{Store: b, Routed: true, InProcess: true})
+	inj, err := New(specs, Env{Lease: lease, CommandTimeout: 500 * time.Millisecond, Nodes: 2, Seed: 1}, workload.Reach{Store: b, Routed: true, InProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}

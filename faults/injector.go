@@ -35,13 +35,13 @@ type Injector struct {
 }
 
 // New prepares the injections of specs for one run. It fails with
-// ErrUnavailable when the run's target cannot take one of them, and with
-// ErrParam when a parameter does not fit the run (a node that does not
-// exist).
-func New(specs []Spec, env Env, target workload.Target) (*Injector, error) {
+// ErrUnavailable when what the run's faults reach cannot take one of
+// them, and with ErrParam when a parameter does not fit the run (a node
+// that does not exist).
+func New(specs []Spec, env Env, reach workload.Reach) (*Injector, error) {
 	in := &Injector{}
 	for i, s := range specs {
-		if err := s.Fault.Available(target); err != nil {
+		if err := s.Fault.Available(reach); err != nil {
 			return nil, err
 		}
 		p, err := s.Fault.plan(s, env, streamSeed(env.Seed, s.Fault.Name(), i))
@@ -100,7 +100,7 @@ func (in *Injector) Run(ctx context.Context, c *workload.Controls) {
 	}
 }
 
-// Route implements workload.Router: a node a proxied fault targets dials
+// Route implements workload.Router: a node a proxied fault strikes dials
 // its proxy.
 func (in *Injector) Route(node int, addr string) (string, error) {
 	if in.proxies == nil || !in.proxies.wants(node) {

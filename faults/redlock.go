@@ -9,7 +9,7 @@ import (
 
 // restartPlan is the restart fault. On one server it restarts the server
 // at scheduled instants. On several (redlock) it plays the case Kleppmann
-// describes: the target node is cut off from a minority of the servers for
+// describes: the chosen node is cut off from a minority of the servers for
 // the whole sale, so that its holders win a bare majority; when one of
 // them is inside its critical section, one server of that majority
 // restarts empty, and the holder is kept there until another client, which
@@ -48,7 +48,7 @@ func (p *restartPlan) probe(ctx context.Context, in *Injector, c *workload.Contr
 	return p.holder.probe(ctx, in, c, at)
 }
 
-// run cuts the target node off the last servers (a minority) until the
+// run cuts the chosen node off the last servers (a minority) until the
 // sale ends, or, on one server, runs the scheduled restarts.
 func (p *restartPlan) run(ctx context.Context, in *Injector, c *workload.Controls) {
 	if c.Servers() < 2 {

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
@@ -13,7 +14,7 @@ type fault struct {
 	name    string
 	summary string
 	params  []Param
-	needs   func(workload.Target) error // nil: every target
+	needs   func(workload.Reach) error // nil: every reach
 	// inProcess marks the faults that strike at the sale's probe points
 	// or move its nodes' clocks: only a sale lockbench runs can take them.
 	inProcess bool
@@ -21,14 +22,17 @@ type fault struct {
 	// nearest thing to a service under test from outside it, for the
 	// message that refuses the first.
 	outside string
-	build   func(v values, seed uint64) (plan, error)
+	// onHolder marks the faults every lock can take (see Fault.OnHolder).
+	onHolder bool
+	build    func(v values, seed uint64) (plan, error)
 }
 
 func (f *fault) Name() string    { return f.name }
 func (f *fault) Summary() string { return f.summary }
 func (f *fault) Params() []Param { return f.params }
+func (f *fault) OnHolder() bool  { return f.onHolder }
 
-func (f *fault) Available(t workload.Target) error {
+func (f *fault) Available(t workload.Reach) error {
 	if f.inProcess && !t.InProcess {
 		err := fmt.Errorf("%w: %s strikes inside the sale's lock (its holders, its clocks), which lockbench cannot reach in a service under test", ErrUnavailable, f.name)
 		if f.outside != "" {
@@ -44,8 +48,8 @@ func (f *fault) Available(t workload.Target) error {
 
 // routed is the need of the faults that act through the fault proxy: the
 // nodes must reach their servers by addresses the proxy can stand in for.
-func routed(name string) func(workload.Target) error {
-	return func(t workload.Target) error {
+func routed(name string) func(workload.Reach) error {
+	return func(t workload.Reach) error {
 		if !t.Routed {
 			return fmt.Errorf("%w: %s acts on the link to a Redis or ZooKeeper through lockbench's fault proxy, and %s is reached directly (for a service under test, give --target-redis-via)", ErrUnavailable, name, t)
 		}
@@ -56,8 +60,8 @@ func routed(name string) func(workload.Target) error {
 // restartable is the need of the faults that kill a client: with nodes
 // in processes its node is killed, and lockbench must be able to start
 // it again, which it cannot for nodes on other machines.
-func restartable(name string) func(workload.Target) error {
-	return func(t workload.Target) error {
+func restartable(name string) func(workload.Reach) error {
+	return func(t workload.Reach) error {
 		if t.RemoteNodes {
 			return fmt.Errorf("%w: %s kills a node's process and starts it again, which lockbench cannot do to nodes on other machines (--node-mode=remote)", ErrUnavailable, name)
 		}
@@ -81,6 +85,7 @@ var (
 		summary:   "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
 		params:    []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
 		inProcess: true,
+		onHolder:  true,
 		outside:   "pause-instance stops a whole instance from outside, on a schedule, whoever holds the lock (give --target-pid or --target-container)",
 		build:     holder("", pauseHolder),
 	}
@@ -91,6 +96,7 @@ var (
 		summary:   "the holder's business step outlasts the lease; the rest of its node keeps running",
 		params:    []Param{pFor("extra business time"), pCount, pAfter, pEvery, pNode},
 		inProcess: true,
+		onHolder:  true,
 		build:     holder(locks.Business, slowHolder),
 	}
 	// PauseBeforeRelease stalls a client between its owner check and its
@@ -107,6 +113,7 @@ var (
 			pCount, pAfter, pEvery, pNode,
 		},
 		inProcess: true,
+		onHolder:  true,
 		build:     holder(locks.BeforeDelete, pauseBeforeRelease),
 	}
 	// Expire deletes the lock key while its holder is inside the critical
@@ -117,6 +124,7 @@ var (
 		summary:   "the lock key vanishes while held (eviction, failover, flush); the holder is not told",
 		params:    []Param{pFor("longest wait for a second holder"), pCount, pAfter, pEvery, pNode},
 		inProcess: true,
+		onHolder:  true,
 		build:     holder(locks.Business, expire),
 	}
 	// CrashHolder kills a holder inside its critical section: it never
@@ -126,6 +134,7 @@ var (
 		summary:   "a holder dies without unlocking; its watchdog dies with it",
 		params:    []Param{pOnce, pAfter, pEveryCrash, pNode, pAt},
 		inProcess: true,
+		onHolder:  true,
 		outside:   "crash-instance kills a whole instance from outside and starts it again, on a schedule, whoever holds the lock (give --target-pid and --target-start)",
 		needs:     restartable("crash-holder"),
 		build:     holder("", crash),
@@ -152,6 +161,7 @@ var (
 			{Name: "after", Doc: "when the clock jumps, after the sale starts", Default: "0s", kind: durationKind, def: fixed("0s")},
 		},
 		inProcess: true,
+		onHolder:  true,
 		build:     clockSkew,
 	}
 	// ServerPause stops the server from answering for longer than the
@@ -164,7 +174,7 @@ var (
 				def: func(v values) string { return round(v.env.CommandTimeout * 3 / 2).String() }},
 			pOnce, pAfter, pEvery,
 		},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Pausable() {
 				return fmt.Errorf("%w: server-pause needs a server lockbench can pause (%s cannot)", ErrUnavailable, t)
 			}
@@ -180,7 +190,7 @@ var (
 		params: []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two restarts", Default: "1s", kind: durationKind, def: fixed("1s")},
 			pFor("on several servers: longest wait for a second holder"),
 			{Name: "node", Doc: "on several servers: the node cut off from a minority, whose holder loses a server", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Restartable() {
 				return fmt.Errorf("%w: restart needs a server lockbench started itself, --backend=embedded or docker (%s is not)", ErrUnavailable, t)
 			}
@@ -195,7 +205,7 @@ var (
 		summary: "one instance of a service under test stops, as a stop-the-world pause would, then runs on: SIGSTOP and SIGCONT of its pid (--target-pid), or docker pause and unpause of its container (--target-container)",
 		params: []Param{pFor("pause length"), pOnce, pAfter, pEvery,
 			{Name: "node", Doc: "the instance to pause", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Instances {
 				return fmt.Errorf("%w: pause-instance stops a service's instance by its pid or its container: give --target-pid or --target-container", ErrUnavailable)
 			}
@@ -211,7 +221,7 @@ var (
 		params: []Param{{Name: "down", Doc: "how long it stays down", Default: "0s", kind: durationKind, def: fixed("0s")}, pOnce, pAfter,
 			{Name: "every", Doc: "least time between two crashes", Default: "1s", kind: durationKind, def: fixed("1s")},
 			{Name: "node", Doc: "the instance to crash", Default: "0", kind: nodeKind, def: fixed("0")}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.Restarts {
 				return fmt.Errorf("%w: crash-instance kills a service's instance and starts it again: give --target-pid and --target-start for every instance", ErrUnavailable)
 			}
@@ -234,7 +244,7 @@ var (
 		name:    "delete-lock",
 		summary: "the lock's key vanishes on a schedule, whoever holds it (an eviction, a flush); for a service under test, the key --target-lock-key names in the Redis --redis gives",
 		params:  []Param{pOnce, pAfter, {Name: "every", Doc: "least time between two deletions", Default: "lease", kind: durationKind, def: leases(1)}},
-		needs: func(t workload.Target) error {
+		needs: func(t workload.Reach) error {
 			if !t.LockKey {
 				return fmt.Errorf("%w: delete-lock needs the lock's key and its Redis: with --target, give --target-lock-key and --redis", ErrUnavailable)
 			}
@@ -272,8 +282,13 @@ var (
 
 var pEveryCrash = Param{Name: "every", Doc: "least time between two injections", Default: "2×lease", kind: durationKind, def: leases(2)}
 
-// All lists every fault, in the catalog's order.
-var All = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}
+// registry is every fault, in the catalog's order: adding a fault is
+// declaring its variable above and listing it here.
+var registry = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}
+
+// All returns every fault, in the catalog's order. The slice is a copy:
+// changing it changes no registry.
+func All() []Fault { return slices.Clone(registry) }
 
 // holderFire is what a holder fault does when it fires at a probe.
 type holderFire func(ctx context.Context, in *Injector, c *workload.Controls, at workload.Site, v values) error

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -18,19 +19,19 @@ func TestRegister(t *testing.T) {
 	tests := []struct {
 		name string
 		im   Impl
-		ok   bool
+		want error
 	}{
-		{"a new name", mine, true},
-		{"the same name again", mine, false},
-		{"a built-in name", lua, false},
-		{"no name", Impl{Sale: lua.Sale}, false},
-		{"all", Impl{Name: "all", Sale: lua.Sale}, false},
-		{"no sale", Impl{Name: "test-no-sale"}, false},
+		{"a new name", mine, nil},
+		{"the same name again", mine, ErrDuplicate},
+		{"a built-in name", lua, ErrDuplicate},
+		{"no name", Impl{Sale: lua.Sale}, ErrImpl},
+		{"all", Impl{Info: locks.Info{Name: "all"}, Sale: lua.Sale}, ErrImpl},
+		{"no sale", Impl{Info: locks.Info{Name: "test-no-sale"}}, ErrImpl},
 	}
 	for _, tt := range tests {
 		err := Register(tt.im)
-		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrImpl)) {
-			t.Errorf("%s: Register = %v, want ok %v (else ErrImpl)", tt.name, err, tt.ok)
+		if (err == nil) != (tt.want == nil) || !errors.Is(err, tt.want) {
+			t.Errorf("%s: Register = %v, want %v", tt.name, err, tt.want)
 		}
 	}
 	if im, ok := Lookup("test-register"); !ok || !im.Locked {
@@ -39,6 +40,45 @@ func TestRegister(t *testing.T) {
 	all := All()
 	if all[len(all)-1].Name != "test-register" || all[0].Name != "none" {
 		t.Errorf("All: built-ins first, then the registered ones; got %s ... %s", all[0].Name, all[len(all)-1].Name)
+	}
+}
+
+// TestBuiltinOrder: the built-in implementations are listed in the sources'
+// order, which `lockbench list`, the truth table and the docs' tables
+// follow: none, the sources' locks, the lockless sales, then the designs
+// beyond the sources.
+func TestBuiltinOrder(t *testing.T) {
+	want := []string{"none", "local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua", "lua-wait", "getset",
+		"reentrant", "watchdog", "spin", "fair", "multi", "rw", "renew-naive", "redlock", "zookeeper", "zookeeper-seed002",
+		"atomic", "mysql", "mysql-for-update", "mysql-version", "fenced", "redsync", "redislock"}
+	var got []string
+	for _, im := range builtin() {
+		got = append(got, im.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("built-in order:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestCheckReentry: a nested acquire is refused of a lock that is not
+// reentrant only.
+func TestCheckReentry(t *testing.T) {
+	tests := []struct {
+		impl    string
+		reentry int
+		ok      bool
+	}{
+		{"lua", 0, true},
+		{"lua", 2, false},
+		{"reentrant", 2, true},
+		{"none", 2, true},
+	}
+	for _, tt := range tests {
+		im, _ := Lookup(tt.impl)
+		err := im.CheckReentry(tt.reentry)
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrPlan) {
+			t.Errorf("%s.CheckReentry(%d) = %v, want ok %v (else ErrPlan)", tt.impl, tt.reentry, err, tt.ok)
+		}
 	}
 }
 

@@ -23,15 +23,15 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// FaultLease is the lease of a run with faults and no TTL: the seeds' 30 s
+// FaultLease is the lease of a run with faults and no TTL: the sources' 30 s
 // lease would make every fault last a minute.
 const FaultLease = time.Second
 
 // Workload is the shape of the sale: buyers, nodes, stock, arrivals and
-// the bounds on it. Defaults gives seed 003's.
+// the bounds on it. Defaults gives source 003's.
 type Workload = workload.Workload
 
-// Defaults is seed 003's flash sale: 20,000 buyers in one second on two
+// Defaults is source 003's flash sale: 20,000 buyers in one second on two
 // nodes of 200 workers, stock 5,000.
 func Defaults() Workload {
 	return Workload{
@@ -103,7 +103,7 @@ var (
 // links must go through the fault proxy for latency and partition. The
 // error wraps faults.ErrUnavailable.
 func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes Nodes) error {
-	t, err := target(servers, im, nodes)
+	t, err := reach(servers, im, nodes)
 	if err != nil {
 		return err
 	}
@@ -115,9 +115,9 @@ func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes No
 	return nil
 }
 
-// target is what the faults of a run of im on servers act on.
-func target(servers *workload.Servers, im Impl, nodes Nodes) (workload.Target, error) {
-	t, err := servers.Target(im.Sale)
+// reach is what the faults of a run of im on servers can act on.
+func reach(servers *workload.Servers, im Impl, nodes Nodes) (workload.Reach, error) {
+	t, err := servers.Reach(im.Sale)
 	if err != nil {
 		return t, fmt.Errorf("%w: %v", ErrPlan, err)
 	}
@@ -141,8 +141,8 @@ func Check(servers *workload.Servers, plan Plan) error {
 	if w.Rate < 0 || math.IsNaN(w.Rate) || math.IsInf(w.Rate, 0) {
 		return fmt.Errorf("%w: a rate of %v buyers per second", ErrPlan, w.Rate)
 	}
-	if w.Reentry > 0 && !im.Reentrant && im.Locked {
-		return fmt.Errorf("%w: %s is not reentrant (a nested acquire would wait for itself)", ErrPlan, im.Name)
+	if err := im.CheckReentry(w.Reentry); err != nil {
+		return err
 	}
 	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
 		return fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
@@ -192,7 +192,7 @@ func Run(ctx context.Context, servers *workload.Servers, plan Plan) (Result, err
 	cfg.TTL = Lease(w, plan.Faults)
 	cfg.Lease = cmp.Or(cfg.TTL, im.DefaultTTL)
 	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
-		t, _ := target(servers, im, plan.Nodes) // Check found it
+		t, _ := reach(servers, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
 		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
 		if err != nil {

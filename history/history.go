@@ -208,9 +208,9 @@ func (o *Op) Read() bool { return o.Stock != NoStock }
 type Fault struct {
 	// Name is the fault's name, as given to --faults.
 	Name string `json:"name"`
-	// Node is the targeted node, or -1 when the target is the server.
+	// Node is the node the fault struck, or -1 when it struck the server.
 	Node int `json:"node"`
-	// Client is the targeted client, or -1.
+	// Client is the client the fault struck, or -1.
 	Client int32 `json:"client"`
 	// Start and End bound the injection; End is zero for a permanent one
 	// (a crash).

@@ -67,7 +67,7 @@ func TestMutualExclusion(t *testing.T) {
 					// keep it short.
 					clients, ttl = 20, 2*time.Second
 				case "renew-naive":
-					// The seed passes seconds to PEXPIRE: 30000 s is a 30 s
+					// The source passes seconds to PEXPIRE: 30000 s is a 30 s
 					// lease.
 					ttl = 30000 * time.Second
 				case "redlock":
@@ -89,7 +89,7 @@ func TestMutualExclusion(t *testing.T) {
 					wg.Go(func() {
 						lease, err := l.Acquire(ctx, owner)
 						// getset's tryLock gives up after a second, as in
-						// the seed, and redsync after its 32 tries (about
+						// the source, and redsync after its 32 tries (about
 						// 5 s, which a hundred clients on a busy machine
 						// outwait); their callers try again.
 						for givesUp[im.Name] && errors.Is(err, locks.ErrNotObtained) {
@@ -120,7 +120,7 @@ func TestMutualExclusion(t *testing.T) {
 
 				switch got := maxInside.Load(); {
 				case im.Name == "getset" && got > 1:
-					// Seeded: the seed's unlock race lets a waiter in next to
+					// Seeded: the source's unlock race lets a waiter in next to
 					// the holder under contention alone. It is a matter of
 					// timing here; TestGetsetUnlockRace replays it step by step.
 					t.Logf("getset: %d clients inside at once (the seeded unlock race)", got)
@@ -135,7 +135,7 @@ func TestMutualExclusion(t *testing.T) {
 	})
 }
 
-// TestLocalIsPerNode shows the seeds' point about an in-process lock: it
+// TestLocalIsPerNode shows the sources' point about an in-process lock: it
 // does not exclude the clients of another node.
 func TestLocalIsPerNode(t *testing.T) {
 	im := impl(t, "local")

@@ -14,7 +14,7 @@ import (
 // Redisson's default threadWaitTime, five minutes.
 const fairWait = 5 * time.Minute
 
-// fairLocker is Redisson's RFairLock (seed 004's family): RLock's reentrant
+// fairLocker is Redisson's RFairLock (source 004's family): RLock's reentrant
 // hash and watchdog, plus a queue. A waiter's first try puts it at the end
 // of a list, with the instant its place lapses in a sorted set (from the
 // client's clock); the lock goes to the head of the queue only, and a

@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// getsetLock is seed 002's RedisLock: the value is an expiry timestamp from
+// getsetLock is source 002's RedisLock: the value is an expiry timestamp from
 // the client's own clock; a waiter that finds it in the past takes the lock
 // over with GETSET. Trusting clients' clocks is its flaw: a node whose
 // clock runs ahead decides a live lock has expired and steals it.
 type getsetLock struct {
 	env      Env
-	interval time.Duration // how long a holder may keep the lock (seed: 5000 ms)
-	timeout  time.Duration // how long tryLock tries (seed: 1000 ms)
+	interval time.Duration // how long a holder may keep the lock (source: 5000 ms)
+	timeout  time.Duration // how long tryLock tries (source: 1000 ms)
 }
 
 func newGetset(_ context.Context, env Env) (Locker, error) {
@@ -22,7 +22,7 @@ func newGetset(_ context.Context, env Env) (Locker, error) {
 
 func (l *getsetLock) Acquire(ctx context.Context, owner string) (Lease, error) {
 	start := l.env.now()
-	wait := seedSleep{base: 200 * time.Millisecond, jitter: 40 * time.Millisecond}
+	wait := sourceSleep{base: 200 * time.Millisecond, jitter: 40 * time.Millisecond}
 	for {
 		if l.env.now().Sub(start) > l.timeout {
 			return nil, ErrNotObtained
@@ -40,7 +40,7 @@ func (l *getsetLock) Acquire(ctx context.Context, owner string) (Lease, error) {
 	}
 }
 
-// innerTryLock follows the seed line by line. Like the seed it swallows
+// innerTryLock follows the source line by line. Like the source it swallows
 // Redis errors (it catches Exception and returns false); only the end of
 // the caller's context stops it.
 func (l *getsetLock) innerTryLock(ctx context.Context) (bool, error) {
@@ -65,7 +65,7 @@ func (l *getsetLock) innerTryLock(ctx context.Context) (bool, error) {
 }
 
 // checkIfLockTimeout reports whether the lock's timestamp is in the past.
-// As in the seed, any failure (the key vanished, a parse error) counts as
+// As in the source, any failure (the key vanished, a parse error) counts as
 // expired.
 func (l *getsetLock) checkIfLockTimeout(ctx context.Context, now int64) bool {
 	v, err := l.env.Redis.Get(ctx, l.env.Key).Result()

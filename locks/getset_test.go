@@ -17,7 +17,7 @@ func TestGetsetClockSkew(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *server) {
 		im := impl(t, "getset")
 		key := lockKey(t)
-		na := s.node(t, im, locks.Env{Key: key}) // the seed's 5 s lease
+		na := s.node(t, im, locks.Env{Key: key}) // the source's 5 s lease
 		nb := s.node(t, im, locks.Env{Node: 1, Key: key,
 			Now: func() time.Time { return time.Now().Add(10 * time.Second) }})
 		nc := s.node(t, im, locks.Env{Node: 2, Key: key}) // a correct clock
@@ -64,7 +64,7 @@ func (h *getHook) Get(ctx context.Context, key string) *redis.StringCmd {
 
 // TestGetsetUnlockRace replays, step by step, what breaks getset under
 // contention with no fault at all (the registry's "Measured" note): the
-// seed counts a GET that finds no key (A has just unlocked) as an expired
+// source counts a GET that finds no key (A has just unlocked) as an expired
 // lock. W's SETNX fails while A holds; A unlocks; W's check GET finds
 // nothing; then either C takes the lock with SETNX before W's second GET,
 // and W's GETSET sees the value it expects and W takes C's live lock; or

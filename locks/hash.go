@@ -10,13 +10,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// reentrantTry runs seed 003's seventh-rework lock script.
+// reentrantTry runs source 003's seventh-rework lock script.
 func reentrantTry(ctx context.Context, env *Env, owner string) (uint64, bool, error) {
-	n, err := reentrantLock.Run(ctx, env.Redis, []string{env.Key}, owner, ttlOr(env, seedLease).Milliseconds()).Int64()
+	n, err := reentrantLock.Run(ctx, env.Redis, []string{env.Key}, owner, ttlOr(env, sourceLease).Milliseconds()).Int64()
 	return 0, n == 1, err
 }
 
-// reentrantFree runs the matching unlock script. The seed throws when the
+// reentrantFree runs the matching unlock script. The source throws when the
 // owner holds nothing; that is ErrNotHeld here.
 func reentrantFree(ctx context.Context, env *Env, owner string) error {
 	err := reentrantUnlock.Run(ctx, env.Redis, []string{env.Key}, owner).Err()
@@ -26,9 +26,9 @@ func reentrantFree(ctx context.Context, env *Env, owner string) error {
 	return err
 }
 
-// naiveLocker is seed 001's last version: the reentrant hash lock plus a
+// naiveLocker is source 001's last version: the reentrant hash lock plus a
 // renewal thread started on every successful lock() and stopped only when
-// the lock key is gone, whoever holds it. The seed's lease is the caller's
+// the lock key is gone, whoever holds it. The source's lease is the caller's
 // seconds passed to PEXPIRE, so 30 s becomes 30 ms, renewed every 15 ms.
 type naiveLocker struct {
 	simpleLock
@@ -38,7 +38,7 @@ type naiveLocker struct {
 }
 
 func newNaive(_ context.Context, env Env) (Locker, error) {
-	secs := int64(ttlOr(&env, seedLease) / time.Second)
+	secs := int64(ttlOr(&env, sourceLease) / time.Second)
 	if secs < 1 {
 		secs = 1
 	}
@@ -52,7 +52,7 @@ func (n *naiveLocker) try(ctx context.Context, env *Env, owner string) (uint64, 
 	if err != nil || r != 1 {
 		return 0, false, err
 	}
-	// The seed's renewal thread outlives the request that started it: it
+	// The source's renewal thread outlives the request that started it: it
 	// belongs to the process, so a crashed request does not stop it.
 	go n.renew(owner)
 	return 0, true, nil
@@ -62,7 +62,7 @@ func (n *naiveLocker) renew(owner string) {
 	ctx := context.Background()
 	period := time.Duration(n.secs/2) * time.Millisecond
 	if period <= 0 {
-		// Thread.sleep(0) in the seed; a busy loop would only measure the
+		// Thread.sleep(0) in the source; a busy loop would only measure the
 		// machine, so lockbench sleeps one millisecond.
 		period = time.Millisecond
 	}
@@ -96,7 +96,7 @@ func (n *naiveLocker) Close() error {
 	return nil
 }
 
-// watchdogLocker is Redisson's RLock as seed 003's eighth rework and seed
+// watchdogLocker is Redisson's RLock as source 003's eighth rework and source
 // 004 describe it: the reentrant hash lock, a watchdog that renews the
 // lease every third of it while the owner holds the lock, and waiting the
 // Redisson way: one subscription per node to the lock's channel, and a
@@ -125,7 +125,7 @@ type renewer struct {
 }
 
 func newRenewer(env Env) renewer {
-	return renewer{env: env, ttl: ttlOr(&env, seedLease), renewals: make(map[string]*renewal)}
+	return renewer{env: env, ttl: ttlOr(&env, sourceLease), renewals: make(map[string]*renewal)}
 }
 
 type renewal struct {

@@ -264,11 +264,11 @@ func TestPauseBeforeDelete(t *testing.T) {
 	})
 }
 
-// naiveLease is renew-naive's --ttl for a 2 s lease: the seed passes the
+// naiveLease is renew-naive's --ttl for a 2 s lease: the source passes the
 // lease's seconds to PEXPIRE as milliseconds.
 const naiveLease = 2000 * time.Second
 
-// TestRenewNaive shows seed 001's renewal thread renewing locks whoever
+// TestRenewNaive shows source 001's renewal thread renewing locks whoever
 // holds them, so that a lock whose holder died is held forever.
 func TestRenewNaive(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, s *server) {

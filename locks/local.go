@@ -6,8 +6,8 @@ import (
 )
 
 // localLock is one node's in-process reentrant mutex: Java's synchronized
-// or ReentrantLock in the seeds. It excludes the node's own clients and no
-// one else's, which is the seeds' point: it works on one node, not on two.
+// or ReentrantLock in the sources. It excludes the node's own clients and no
+// one else's, which is the sources' point: it works on one node, not on two.
 type localLock struct {
 	sem   chan struct{} // holds a token while the lock is held
 	mu    sync.Mutex    // guards owner and depth

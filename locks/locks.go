@@ -1,8 +1,8 @@
 // Package locks holds the lock implementations lockbench tests: every
-// variant the seed articles build, each with its known bug kept on purpose,
+// variant the source articles build, each with its known bug kept on purpose,
 // next to the designs that are actually safe.
 //
-// A lock algorithm is described by an Impl in the registry (All, Lookup);
+// A lock algorithm is described by an Impl in the catalog (All, Lookup);
 // the sales that guard nothing with a lock (none, atomic, the SQL sales)
 // are the workload's, not locks.
 // Each simulated node creates its own Locker from an Env that carries the
@@ -89,7 +89,7 @@ type Env struct {
 	// a sale of one item, and for every other kind of lock, which is made
 	// once per key instead.
 	Keys []string
-	// TTL is the lease. Zero means the seed's own default (Impl.DefaultTTL).
+	// TTL is the lease. Zero means the source's own default (Impl.DefaultTTL).
 	TTL time.Duration
 	// Now is the node's wall clock, which a clock-skew fault moves.
 	// Nil means time.Now.
@@ -158,19 +158,37 @@ const (
 	UsesReplica
 )
 
-// Impl describes one lock algorithm: what the seeds call it, how it
-// departs from them, and how a node makes its Locker.
-type Impl struct {
+// Info is what an implementation is to the people who run it: the name
+// they give --impl, what `lockbench list` says of it, and the two
+// properties a run asks of it. It is written once per implementation: a
+// lock algorithm (Impl) holds it, and so does every implementation the
+// harness runs (harness.Impl), the lockless sales included.
+type Info struct {
 	// Name is the --impl value.
 	Name string
 	// Summary is one line for `lockbench list`.
 	Summary string
-	// Seed names the seed article and listing it reproduces.
-	Seed string
-	// Notes record where the implementation departs from its seed, and why.
+	// Source names the source article and listing it reproduces (the
+	// articles are numbered 000 to 004; see docs/catalog.md).
+	Source string
+	// Notes record where the implementation departs from its source, and
+	// why.
 	Notes string
-	// Reentrant is true when an owner may acquire the lock it holds.
+	// Beyond is true for a design beyond the source articles (fencing
+	// tokens, third-party libraries): the built-in implementations are
+	// listed with those the articles build first, these after them.
+	Beyond bool
+	// Reentrant is true when an owner may acquire the lock it holds
+	// (--reentry).
 	Reentrant bool
+	// DefaultTTL is the source's lease when --ttl is not given (zero: no lease).
+	DefaultTTL time.Duration
+}
+
+// Impl describes one lock algorithm: what it is to its users (Info), and
+// how a node makes its Locker.
+type Impl struct {
+	Info
 	// Fenced is true when leases carry fencing tokens for the store to
 	// check.
 	Fenced bool
@@ -179,8 +197,6 @@ type Impl struct {
 	Multi bool
 	// Uses says where the lock lives.
 	Uses Uses
-	// DefaultTTL is the seed's lease when --ttl is not given (zero: no lease).
-	DefaultTTL time.Duration
 	// Scripts are the Lua scripts the implementation runs, for preloading.
 	Scripts []*redis.Script
 	// New makes a node's Locker; ctx bounds its set-up only (a

@@ -13,7 +13,7 @@ import (
 )
 
 // Redlock's parameters (antirez's algorithm, as Redisson's RedissonRedLock
-// and seed 004 describe it).
+// and source 004 describe it).
 const (
 	// RedlockServers is the number of independent servers redlock runs on
 	// when not told otherwise: antirez's five.
@@ -52,7 +52,7 @@ func newRedlock(_ context.Context, env Env) (Locker, error) {
 	if len(servers) == 0 {
 		servers = []Redis{env.Redis}
 	}
-	ttl := ttlOr(&env, seedLease)
+	ttl := ttlOr(&env, sourceLease)
 	return &redlockLocker{
 		env:     env,
 		servers: servers,

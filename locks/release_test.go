@@ -10,7 +10,7 @@ import (
 )
 
 // checksOwner says which implementations check ownership on release. The
-// others delete whatever lock is there: the seeds' 误删 (deleting another
+// others delete whatever lock is there: the sources' 误删 (deleting another
 // owner's lock), kept on purpose.
 var checksOwner = map[string]bool{
 	"local":        true,

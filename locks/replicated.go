@@ -46,7 +46,7 @@ func replicatedTry(ctx context.Context, env *Env, owner string) (uint64, bool, e
 	}
 	c := cn.Conn()
 	defer c.Close()
-	lease := ttlOr(env, seedLease)
+	lease := ttlOr(env, sourceLease)
 	err := c.SetArgs(ctx, env.Key, owner, redis.SetArgs{Mode: "NX", TTL: lease}).Err()
 	if errors.Is(err, redis.Nil) {
 		return 0, false, nil

@@ -49,7 +49,7 @@ type rwLocker struct {
 func newRW(ctx context.Context, env Env) (Locker, error) {
 	l := &rwLocker{
 		env:     env,
-		ttl:     ttlOr(&env, seedLease),
+		ttl:     ttlOr(&env, sourceLease),
 		channel: env.Key + ":rwchannel",
 		one:     make(chan struct{}, 1),
 		every:   make(chan struct{}),

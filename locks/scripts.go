@@ -17,7 +17,7 @@ func script(name string) *redis.Script {
 	return redis.NewScript(string(src))
 }
 
-// The scripts, one per file in scripts/, each naming the seed it reproduces.
+// The scripts, one per file in scripts/, each naming the source it reproduces.
 var (
 	luaUnlock       = script("lua_unlock")
 	fencedLock      = script("fenced_lock")

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// simpleLock is the string-valued Redis lock every early seed variant
+// simpleLock is the string-valued Redis lock every early source variant
 // builds: a try step, a release step, and a spin between tries. The
 // variants differ only in those steps.
 type simpleLock struct {
@@ -59,15 +59,15 @@ func ttlOr(env *Env, def time.Duration) time.Duration {
 	return def
 }
 
-// setNX is `SETNX lock owner` with no expiry (seed 001 version 1, seed 003
+// setNX is `SETNX lock owner` with no expiry (source 001 version 1, source 003
 // first and second reworks).
 func setNX(ctx context.Context, env *Env, owner string) (uint64, bool, error) {
 	ok, err := env.Redis.SetNX(ctx, env.Key, owner, 0).Result()
 	return 0, ok, err
 }
 
-// setNXThenExpire is SETNX followed by a separate EXPIRE (seed 000 before
-// SET NX EX; seed 003's third-rework discussion). A death between the two
+// setNXThenExpire is SETNX followed by a separate EXPIRE (source 000 before
+// SET NX EX; source 003's third-rework discussion). A death between the two
 // leaves a lock that never expires.
 func setNXThenExpire(ctx context.Context, env *Env, owner string) (uint64, bool, error) {
 	ok, err := env.Redis.SetNX(ctx, env.Key, owner, 0).Result()
@@ -77,16 +77,16 @@ func setNXThenExpire(ctx context.Context, env *Env, owner string) (uint64, bool,
 	if err := env.probe(ctx, AfterSetNX); err != nil {
 		return 0, false, err
 	}
-	if err := env.Redis.PExpire(ctx, env.Key, ttlOr(env, seedLease)).Err(); err != nil {
+	if err := env.Redis.PExpire(ctx, env.Key, ttlOr(env, sourceLease)).Err(); err != nil {
 		return 0, false, err
 	}
 	return 0, true, nil
 }
 
-// setNXPX is the atomic `SET lock owner NX PX ttl` (seed 000, seed 001
-// version 2 and 3, seed 003 third rework on).
+// setNXPX is the atomic `SET lock owner NX PX ttl` (source 000, source 001
+// version 2 and 3, source 003 third rework on).
 func setNXPX(ctx context.Context, env *Env, owner string) (uint64, bool, error) {
-	err := env.Redis.SetArgs(ctx, env.Key, owner, redis.SetArgs{Mode: "NX", TTL: ttlOr(env, seedLease)}).Err()
+	err := env.Redis.SetArgs(ctx, env.Key, owner, redis.SetArgs{Mode: "NX", TTL: ttlOr(env, sourceLease)}).Err()
 	if errors.Is(err, redis.Nil) {
 		return 0, false, nil
 	}
@@ -103,7 +103,7 @@ func fencedTry(ctx context.Context, env *Env, owner string) (uint64, bool, error
 		return 0, false, err
 	}
 	n, err := fencedLock.Run(ctx, env.Redis, []string{env.Key, env.Key + ":fence"},
-		owner, ttlOr(env, seedLease).Milliseconds()).Int64()
+		owner, ttlOr(env, sourceLease).Milliseconds()).Int64()
 	if err != nil {
 		return 0, false, err
 	}
@@ -111,19 +111,19 @@ func fencedTry(ctx context.Context, env *Env, owner string) (uint64, bool, error
 }
 
 // del is the unconditional `DEL lock` unlock: it deletes whoever's lock is
-// there (seed 001 versions 1 and 2, seed 003 up to the third rework).
+// there (source 001 versions 1 and 2, source 003 up to the third rework).
 func del(ctx context.Context, env *Env, _ string) error {
 	return env.Redis.Del(ctx, env.Key).Err()
 }
 
 // getCompareDel is the owner-checked unlock that is not atomic: GET,
-// compare, then DEL (seed 000 误删 fix, seed 001 version 3, seed 003 fourth
+// compare, then DEL (source 000 误删 fix, source 001 version 3, source 003 fourth
 // rework). A pause between the compare and the DEL deletes the next
 // owner's lock.
 func getCompareDel(ctx context.Context, env *Env, owner string) error {
 	v, err := env.Redis.Get(ctx, env.Key).Result()
 	if errors.Is(err, redis.Nil) {
-		// Seed 003 calls Objects.requireNonNull on the GET: an expired
+		// Source 003 calls Objects.requireNonNull on the GET: an expired
 		// lock makes unlock throw.
 		return ErrNotHeld
 	}

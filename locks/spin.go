@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// spinLocker is Redisson's RSpinLock (seed 004 names it): the same
+// spinLocker is Redisson's RSpinLock (source 004 names it): the same
 // reentrant hash lock and watchdog as RLock, but no pub/sub: a waiter
 // retries after an exponential backoff (Redisson's default
 // ExponentialBackOff: 1 ms, doubling, at most 128 ms), and never sleeps

@@ -14,15 +14,15 @@ type backoff interface {
 	delay(n int) time.Duration
 }
 
-// fixedSleep is the seeds' spin: Thread.sleep with a constant.
+// fixedSleep is the sources' spin: Thread.sleep with a constant.
 type fixedSleep time.Duration
 
 func (d fixedSleep) delay(int) time.Duration { return time.Duration(d) }
 
-// seedSleep is the getset seed's sleep: a base plus a random jitter.
-type seedSleep struct{ base, jitter time.Duration }
+// sourceSleep is the getset source's sleep: a base plus a random jitter.
+type sourceSleep struct{ base, jitter time.Duration }
 
-func (s seedSleep) delay(int) time.Duration {
+func (s sourceSleep) delay(int) time.Duration {
 	return s.base + rand.N(s.jitter)
 }
 
@@ -49,7 +49,7 @@ func Backoff(n int) time.Duration { return backoffJitter.delay(n) }
 var sleep = ctxtime.Sleep
 
 // spin calls try until it obtains the lock, fails, or ctx ends, pausing as
-// b says between tries. It is the waiting loop of every seed variant that
+// b says between tries. It is the waiting loop of every source variant that
 // spins ("while (!tryLock) sleep").
 func spin(ctx context.Context, b backoff, try func() (bool, error)) error {
 	for n := 0; ; n++ {

@@ -15,7 +15,7 @@ import (
 )
 
 // ZooKeeper is how one node reaches ZooKeeper. Each node opens its own
-// session through it, as each of the seed's JVMs has its own client.
+// session through it, as each of the source's JVMs has its own client.
 type ZooKeeper struct {
 	// Addr is the server's host:port, already routed through a fault
 	// proxy when a fault wants one.
@@ -27,8 +27,8 @@ type ZooKeeper struct {
 	Wait func(ctx context.Context) error
 }
 
-// zkSeedSession is seed 002's sessionTimeout: 40000 ms.
-const zkSeedSession = 40 * time.Second
+// zkSourceSession is source 002's sessionTimeout: 40000 ms.
+const zkSourceSession = 40 * time.Second
 
 // errNoZooKeeper is returned by New when the run has no ZooKeeper.
 var errNoZooKeeper = errors.New("locks: this implementation needs a ZooKeeper server (--zk)")
@@ -38,7 +38,7 @@ var errNoZooKeeper = errors.New("locks: this implementation needs a ZooKeeper se
 // block of its runs.
 var errProcessDied = errors.New("locks: the node's ZooKeeper session died with a crashed holder")
 
-// zkRoot is seed 002's ROOT_PATH; the lock's children are NUMBER-prefixed.
+// zkRoot is source 002's ROOT_PATH; the lock's children are NUMBER-prefixed.
 const (
 	zkRoot   = "/zk-locks"
 	zkNumber = "number-"
@@ -46,7 +46,7 @@ const (
 
 // zkLock is one node's ZooKeeper lock: the node's session, and the lock's
 // directory, under which each acquirer creates an ephemeral sequential
-// child. faithful selects seed 002's lock() and unlock() as written.
+// child. faithful selects source 002's lock() and unlock() as written.
 type zkLock struct {
 	env      Env
 	ttl      time.Duration
@@ -69,7 +69,7 @@ func newZooKeeper(faithful bool) func(context.Context, Env) (Locker, error) {
 		}
 		l := &zkLock{
 			env:      env,
-			ttl:      cmpOr(env.TTL, zkSeedSession),
+			ttl:      cmpOr(env.TTL, zkSourceSession),
 			dir:      zkRoot + "/" + strings.ReplaceAll(env.Key, "/", "_"),
 			faithful: faithful,
 		}
@@ -152,7 +152,7 @@ func (l *zkLock) Acquire(ctx context.Context, owner string) (Lease, error) {
 	}
 	var path string
 	if l.faithful {
-		path, err = l.seedLock(ctx, s, owner)
+		path, err = l.lockAsWritten(ctx, s, owner)
 	} else {
 		path, err = l.lock(ctx, s, owner)
 	}
@@ -169,7 +169,7 @@ func (l *zkLock) Acquire(ctx context.Context, owner string) (Lease, error) {
 	return le, nil
 }
 
-// lock is seed 002's algorithm done right: an ephemeral sequential child
+// lock is source 002's algorithm done right: an ephemeral sequential child
 // (created with go-zookeeper's protected create, so that a create whose
 // reply is lost is found again instead of left behind), the lowest child
 // holds the lock, each waiter watches only the child just below its own,
@@ -224,12 +224,12 @@ func (l *zkLock) abandon(s *zkSession, path string, err error) error {
 	return err
 }
 
-// seedLock is seed 002's ZookeeperLock.lock() as written. Any exception is
+// lockAsWritten is source 002's ZookeeperLock.lock() as written. Any exception is
 // caught, logged and swallowed, and lock() returns normally: the caller
 // goes on into its critical section without the lock. The path it
 // records (threadLocalPath) is the one unlock() deletes; an exception
 // before it is set leaves nothing to delete.
-func (l *zkLock) seedLock(ctx context.Context, s *zkSession, owner string) (string, error) {
+func (l *zkLock) lockAsWritten(ctx context.Context, s *zkSession, owner string) (string, error) {
 	var currentLock string
 	err := func() error {
 		// client.create().creatingParentsIfNeeded()
@@ -257,7 +257,7 @@ func (l *zkLock) seedLock(ctx context.Context, s *zkSession, owner string) (stri
 		}
 		// new NodeCache(client, prevNode).start(true) reads the node and
 		// watches it; its listener counts the latch down on any change,
-		// deletion included. The seed never reads the children again: it
+		// deletion included. The source never reads the children again: it
 		// takes the predecessor's going as its turn.
 		latch := make(chan struct{}, 1)
 		countDown := func() {
@@ -286,7 +286,7 @@ func (l *zkLock) seedLock(ctx context.Context, s *zkSession, owner string) (stri
 		if ok, _, err := s.conn.Exists(prevNode); err == nil && !ok {
 			countDown()
 		}
-		// latch.await(): the seed waits with no bound; the harness stops
+		// latch.await(): the source waits with no bound; the harness stops
 		// waiting when the client's context ends.
 		select {
 		case <-latch:
@@ -294,7 +294,7 @@ func (l *zkLock) seedLock(ctx context.Context, s *zkSession, owner string) (stri
 			return nil
 		case <-ctx.Done():
 			// The harness abandons the wait (the run is over): the node
-			// goes, as it would with the seed's process.
+			// goes, as it would with the source's process.
 			err := l.abandon(s, currentLock, context.Cause(ctx))
 			currentLock = ""
 			return err
@@ -323,12 +323,12 @@ type zkLease struct {
 }
 
 // Token implements Lease; ZooKeeper's sequence numbers could fence, but
-// the seed uses none.
+// the source uses none.
 func (le *zkLease) Token() uint64 { return 0 }
 
 // Release implements Lease: the holder deletes its own node, which wakes
 // the one waiter watching it. A node already gone (the session expired)
-// is ErrNotHeld. Seed 002's unlock() checks that the node exists, deletes
+// is ErrNotHeld. Source 002's unlock() checks that the node exists, deletes
 // it, and swallows every error, so it never reports anything.
 func (le *zkLease) Release(ctx context.Context) error {
 	if !le.stop() {
@@ -502,11 +502,11 @@ func (c *gatedConn) Close() error {
 
 // The registry's notes on the two ZooKeeper implementations.
 const (
-	zookeeperNotes = "The lock lives in ZooKeeper, the inventory in Redis. Each node has its own session (the seed's one client per JVM); --ttl is the session timeout (default the seed's 40 s), which the server may raise to its minSessionTimeout (2 x tickTime: 4 s with Debian's default tickTime=2000). " +
+	zookeeperNotes = "The lock lives in ZooKeeper, the inventory in Redis. Each node has its own session (the source's one client per JVM); --ttl is the session timeout (default the source's 40 s), which the server may raise to its minSessionTimeout (2 x tickTime: 4 s with Debian's default tickTime=2000). " +
 		"A waiter re-reads the children when its predecessor goes, instead of assuming its turn, and creates its node with go-zookeeper's protected create. " +
 		"A node paused past the session timeout loses its session and its node: a second holder enters while the first still believes it holds (overlap). " +
 		"A crashed holder is a dead process: the node's session stops heartbeating without a closeSession, the server expires it after the session timeout and deletes its node, and the lock recovers; the node's later buyers get a fresh session (the instance restarted)."
-	zookeeperSeedNotes = "As written in the article: create EPHEMERAL_SEQUENTIAL, getChildren sorted by name, watch the previous child (NodeCache, then the article's exists re-check), and wait for any change of it, never re-reading the children. " +
+	zookeeper002Notes = "As written in the article: create EPHEMERAL_SEQUENTIAL, getChildren sorted by name, watch the previous child (NodeCache, then the article's exists re-check), and wait for any change of it, never re-reading the children. " +
 		"Every exception of lock() is caught and logged, and lock() returns: on a lost connection (a partition) the caller enters its critical section without the lock. unlock() deletes the node if it exists and swallows errors, so a lost lock is never reported. " +
 		"Curator's ExponentialBackoffRetry(5000, 5) is not reproduced: each call is tried once (a retry only delays the same exception when the cut outlasts it). Sessions, crash and pause as for zookeeper."
 )

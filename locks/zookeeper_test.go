@@ -118,7 +118,7 @@ func (nopLog) Printf(string, ...any) {}
 
 // testZKNoHerd queues waiters behind a holder, then lets them through one
 // by one: each release must wake exactly the one waiter behind it, not
-// every waiter (the herd effect seed 002 avoids).
+// every waiter (the herd effect source 002 avoids).
 func testZKNoHerd(t *testing.T, addr string, im locks.Impl) {
 	key := lockKey(t)
 	a := zkNode(t, im, addr, key, 10*time.Second, nil)
@@ -152,7 +152,7 @@ func testZKNoHerd(t *testing.T, addr string, im locks.Impl) {
 }
 
 // testZKRelease: a release frees the lock at once; releasing twice is
-// ErrNotHeld for zookeeper and silent for the seed, which swallows all.
+// ErrNotHeld for zookeeper and silent for the source, which swallows all.
 func testZKRelease(t *testing.T, addr string, im locks.Impl) {
 	key := lockKey(t)
 	a := zkNode(t, im, addr, key, 10*time.Second, nil)
@@ -193,7 +193,7 @@ func (g *gate) wait(ctx context.Context) error {
 // testZKPause pauses the holder's node (heartbeats included) past the
 // session timeout: the session expires, a second holder enters while the
 // first still holds its lease, and the first learns nothing until it
-// releases (zookeeper reports ErrNotHeld; the seed swallows it).
+// releases (zookeeper reports ErrNotHeld; the source swallows it).
 //
 // The pause ends at an event (the second holder is in), not after a
 // time; only the paused session may expire, so both sessions are long
@@ -285,7 +285,7 @@ func (p *proxy) cut() {
 }
 
 // testZKLostConnection cuts a waiter's node off ZooKeeper while another
-// node holds the lock. zookeeper's Acquire fails; the seed's lock()
+// node holds the lock. zookeeper's Acquire fails; the source's lock()
 // swallows the exception and returns, and its caller holds a lease next
 // to the real holder: two holders at once.
 func testZKLostConnection(t *testing.T, addr string, im locks.Impl) {

@@ -27,12 +27,13 @@ var expected struct {
 // faults that apply to its kind and measured only. It fails with
 // ErrNoCell for a cell without an implementation and for a row of a
 // built-in implementation, with ErrUnknownImpl for an implementation not
-// registered yet (register it first), and with ErrUnknownFault for an
-// unknown fault; a row that fails adds no cell.
+// registered yet (register it first), with ErrUnknownFault for an
+// unknown fault, and with ErrDuplicate for a cell whose name (Cell.Name)
+// the table already has; a row that fails adds no cell.
 func AddRow(row ...Cell) error {
 	expected.Lock()
 	defer expected.Unlock()
-	for _, c := range row {
+	for i, c := range row {
 		if c.Impl == "" {
 			return fmt.Errorf("%w: a cell without an implementation", ErrNoCell)
 		}
@@ -42,8 +43,12 @@ func AddRow(row ...Cell) error {
 		if _, ok := faults.Lookup(c.Fault); c.Fault != "" && !ok {
 			return fmt.Errorf("%w %q in the row of %s", ErrUnknownFault, c.Fault, c.Impl)
 		}
-		if slices.ContainsFunc(Truth, func(t Cell) bool { return t.Impl == c.Impl }) {
+		if slices.ContainsFunc(truth, func(t Cell) bool { return t.Impl == c.Impl }) {
 			return fmt.Errorf("%w: %s has its row in the truth table", ErrNoCell, c.Impl)
+		}
+		same := func(d Cell) bool { return d.Name() == c.Name() }
+		if slices.ContainsFunc(expected.cells, same) || slices.ContainsFunc(row[:i], same) {
+			return fmt.Errorf("%w: %s", ErrDuplicate, c.Name())
 		}
 	}
 	expected.cells = append(expected.cells, row...)
@@ -54,7 +59,7 @@ func AddRow(row ...Cell) error {
 // row for each of impls that has neither.
 func rows(impls []harness.Impl) []Cell {
 	expected.RLock()
-	out := append(slices.Clone(Truth), expected.cells...)
+	out := append(slices.Clone(truth), expected.cells...)
 	expected.RUnlock()
 	for _, im := range impls {
 		if slices.ContainsFunc(out, func(c Cell) bool { return c.Impl == im.Name }) {
@@ -68,12 +73,17 @@ func rows(impls []harness.Impl) []Cell {
 }
 
 // measuredFaults are the faults a row with no expectation runs: every
-// lock fault for a lock, the server's for every sale, the link's where
-// the proxy can reach.
+// fault on a lock's holder (faults.Fault.OnHolder) for a lock, in the
+// catalog's order, the server's for every sale, the link's where the
+// proxy can reach.
 func measuredFaults(im harness.Impl) []string {
 	out := []string{""}
 	if im.Locked {
-		out = append(out, "pause-holder", "slow-holder", "expire", "crash-holder", "pause-before-release", "clock-skew")
+		for _, f := range faults.All() {
+			if f.OnHolder() {
+				out = append(out, f.Name())
+			}
+		}
 	}
 	out = append(out, "server-pause")
 	if !im.Needs().Has(workload.NeedsMySQL) {

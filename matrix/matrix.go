@@ -35,6 +35,9 @@ var (
 	// registry does not hold: register it (harness.Register) before
 	// giving it a row (AddRow).
 	ErrUnknownImpl = errors.New("matrix: unknown implementation")
+	// ErrDuplicate means a row AddRow was given has a cell the table
+	// has already: a cell is added once.
+	ErrDuplicate = errors.New("matrix: duplicate cell")
 )
 
 // Defaults is the small workload each cell runs: a few seconds at most,
@@ -94,7 +97,7 @@ func SweepCells(cells []Cell, sw faults.Sweep) ([]Cell, []string, error) {
 	}
 	if len(kept) == 0 {
 		var with []string
-		for _, f := range faults.All {
+		for _, f := range faults.All() {
 			if sw.Applies(f) {
 				with = append(with, f.Name())
 			}

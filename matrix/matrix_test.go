@@ -140,7 +140,7 @@ func TestTruthTable(t *testing.T) {
 				shared = redistest.Start(t)
 			}
 			zk := truthZooKeeper(t, kind == serversKind || kind == "process")
-			for i, cell := range matrix.Truth {
+			for i, cell := range matrix.Truth() {
 				t.Run(cell.Name(), func(t *testing.T) {
 					im, ok := harness.Lookup(cell.Impl)
 					if !ok {
@@ -352,6 +352,16 @@ func TestRunSkipsWhatTheServersCannotTake(t *testing.T) {
 }
 
 // TestSweepMatch: how a sweep's values judge a cell.
+// TestTruthIsACopy: the truth table cannot be changed from outside.
+func TestTruthIsACopy(t *testing.T) {
+	table := matrix.Truth()
+	first := table[0]
+	table[0] = matrix.Cell{Impl: "changed"}
+	if got := matrix.Truth()[0]; got.Impl != first.Impl {
+		t.Errorf("changing Truth's slice changed the table: first cell %s", got.Impl)
+	}
+}
+
 func TestSweepMatch(t *testing.T) {
 	hit, miss, none := matrix.SweepRun{Struck: true, Meets: true}, matrix.SweepRun{Struck: true}, matrix.SweepRun{}
 	tests := []struct {
@@ -402,6 +412,8 @@ func TestRowsOfRegisteredImplementations(t *testing.T) {
 		{"an unknown fault", []matrix.Cell{{Impl: "test-with-row", Fault: "no-such-fault"}}, matrix.ErrUnknownFault},
 		{"no implementation", []matrix.Cell{{Want: matrix.Safe}}, matrix.ErrNoCell},
 		{"an implementation not registered", []matrix.Cell{{Impl: "test-never-registered", Want: matrix.Safe}}, matrix.ErrUnknownImpl},
+		{"a cell added before", []matrix.Cell{{Impl: "test-with-row", Want: matrix.Safe}}, matrix.ErrDuplicate},
+		{"a cell twice", []matrix.Cell{{Impl: "test-without-row", Fault: "expire"}, {Impl: "test-without-row", Fault: "expire"}}, matrix.ErrDuplicate},
 	}
 	for _, tt := range bad {
 		if err := matrix.AddRow(tt.row...); !errors.Is(err, tt.want) {

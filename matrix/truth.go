@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -113,7 +114,7 @@ func (c Cell) Name() string {
 
 // getsetWhy is the measured truth behind the getset cells that depart from
 // the catalog.
-const getsetWhy = "the catalog says safe; measured: seed 002's RedisLock breaks with no fault at all. A waiter whose GET finds the key gone (the holder just deleted it) treats the missing value as an expired lock and goes on to GETSET, stealing the lock a third client has just taken with SETNX"
+const getsetWhy = "the catalog says safe; measured: source 002's RedisLock breaks with no fault at all. A waiter whose GET finds the key gone (the holder just deleted it) treats the missing value as an expired lock and goes on to GETSET, stealing the lock a third client has just taken with SETNX"
 
 // pauseLease is the lease of the server-pause cells of lease locks: longer
 // than the pause (1.5 x the matrix's 500 ms command timeout) plus a
@@ -141,16 +142,16 @@ const redlockRestartWhy = "Kleppmann's case, made to happen: node 0 is cut off f
 // misses, expiring sessions with no fault at all.
 const zkSession = time.Second
 
-// zkSeedPartitionWhy is the seed's swallowed exception.
-const zkSeedPartitionWhy = "not in the catalog: seed 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
+// zk002PartitionWhy is source 002's swallowed exception.
+const zk002PartitionWhy = "not in the catalog: source 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
 
 // zkCrashAfter arms the ZooKeeper cells' crash early: their buyers all
 // arrive at once, and the lock can sell the stock within the default
 // 100-200 ms, before the crash would come.
 const zkCrashAfter = "after=20ms"
 
-// zkSeedCrashWhy is the seed's missing re-check after a wake-up.
-const zkSeedCrashWhy = "the catalog expects it to recover once the session expires, as zookeeper does; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the seed never reads the children again after a wake-up: several holders at the same time. It takes a waiter of the other node queued behind a waiter of the crashed one, so the cell's buyers (and zookeeper's, which stays safe) all arrive at once: with the matrix's ramp the lock kept up with the arrivals, the queue held one or two when the crash came, and 0 of 6 seeds overlapped on a quiet machine (25 of 30 on a busier one); with the burst, 14 of 14"
+// zk002CrashWhy is source 002's missing re-check after a wake-up.
+const zk002CrashWhy = "the catalog expects it to recover once the session expires, as zookeeper does; measured: the crashed node's session takes its waiters' nodes with the holder's when it expires, and each waiter of the other node whose predecessor was one of them enters at once, since the source never reads the children again after a wake-up: several holders at the same time. It takes a waiter of the other node queued behind a waiter of the crashed one, so the cell's buyers (and zookeeper's, which stays safe) all arrive at once: with the matrix's ramp the lock kept up with the arrivals, the queue held one or two when the crash came, and 0 of 6 seeds overlapped on a quiet machine (25 of 30 on a busier one); with the burst, 14 of 14"
 
 // zkPartitionWhy says why a cut does not break the correct lock here.
 const zkPartitionWhy = "not in the catalog; measured safe: the cut node's buyers fail instead of entering, and the cut holder's critical section ends (its write times out after the matrix's 500 ms command timeout) before its session expires (1 s). With a command timeout longer than the session timeout the holder would still be inside when the next one enters"
@@ -226,12 +227,17 @@ const fairExpireWhy = "measured on a machine that gives lockbench its CPU: an ov
 // lock that recovers still shows as one well within it.
 const deadlockTimeout = 3 * time.Second
 
-// Truth is lockbench's truth table, as measured: every implementation
-// against every fault that applies to it, each cell with the verdict that
-// implementation's known bug (or its safety) must produce under that fault.
-// It starts from the catalog's table (docs/catalog.md); a cell that departs
-// from it, or needs a setting of its own, says why (Why).
-var Truth = []Cell{
+// Truth returns lockbench's truth table, as measured: every
+// implementation against every fault that applies to it, each cell with
+// the verdict that implementation's known bug (or its safety) must
+// produce under that fault. It starts from the catalog's table
+// (docs/catalog.md); a cell that departs from it, or needs a setting of
+// its own, says why (Why). The slice is a copy: rows of implementations
+// registered by a user are added with AddRow.
+func Truth() []Cell { return slices.Clone(truth) }
+
+// truth is the table Truth returns.
+var truth = []Cell{
 	{Impl: "none", Burst: true, Want: Oversell},
 	{Impl: "local", Nodes: 1, Want: Safe},
 	{Impl: "local", Nodes: 2, Burst: true, Want: Overlap, Why: "the catalog says oversell; measured: the two nodes' critical sections always overlap, and the overlap turns into an oversell only when two of them read the same stock, which a small sale does not always do (the 20,000-buyer sale always oversells)"},
@@ -321,7 +327,7 @@ var Truth = []Cell{
 	{Impl: "fair", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "fair", Fault: "partition", Timeout: deadlockTimeout, Want: Expect{Label: "overlap (most runs), or a stall", Lock: Must, Sometimes: true}, Why: fairPartitionWhy},
 
-	{Impl: "renew-naive", Want: Racy, Why: "unsafe as written: the seed passes the lease in seconds to PEXPIRE, so a 1 s lease is 1 ms, renewed every 0 ms (1 ms here); holders lose it mid-sale in most runs, not in every one"},
+	{Impl: "renew-naive", Want: Racy, Why: "unsafe as written: the source passes the lease in seconds to PEXPIRE, so a 1 s lease is 1 ms, renewed every 0 ms (1 ms here); holders lose it mid-sale in most runs, not in every one"},
 
 	{Impl: "atomic", Want: Safe},
 	{Impl: "atomic", Fault: "server-pause", Want: Safe},
@@ -365,8 +371,8 @@ var Truth = []Cell{
 	{Impl: "zookeeper", Fault: "partition", TTL: zkSession, Want: Safe, Why: zkPartitionWhy},
 	{Impl: "zookeeper-seed002", TTL: zkSession, Want: Safe},
 	{Impl: "zookeeper-seed002", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
-	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Burst: true, Params: zkCrashAfter, Want: Overlap, Why: zkSeedCrashWhy},
-	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zkSeedPartitionWhy},
+	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Burst: true, Params: zkCrashAfter, Want: Overlap, Why: zk002CrashWhy},
+	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zk002PartitionWhy},
 
 	// Third-party Go locks, with their documented defaults.
 	{Impl: "redsync", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
@@ -422,7 +428,7 @@ const (
 // failoverWhy is the measured truth of a single-primary lock's failover
 // cell: in how many of seeds 1-5 it overlapped and oversold.
 func failoverWhy(overlaps, oversells int) string {
-	return fmt.Sprintf("not in the catalog (seed 004: Redisson on Sentinel); measured on lockbench's Sentinel topology (redis-server 7.0.15, lockbench matrix --backend=sentinel --faults=failover, seeds 1-5): an overlap in %d of 5 seeds, an oversell in %d. "+
+	return fmt.Sprintf("not in the catalog (source 004: Redisson on Sentinel); measured on lockbench's Sentinel topology (redis-server 7.0.15, lockbench matrix --backend=sentinel --faults=failover, seeds 1-5): an overlap in %d of 5 seeds, an oversell in %d. "+
 		"The promoted replica never had the lock, so a second client takes it on the new primary while the first holder is inside, and both read the same stock. "+
 		"In a run without an overlap the waiting buyers failed at the failover (go-redis's failover client: context deadline exceeded, or READONLY from a connection still on the old primary) and nobody took the lock within the fault's for; so the cell must show the overlap in one seed at least", overlaps, oversells)
 }

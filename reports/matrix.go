@@ -10,7 +10,7 @@ import (
 )
 
 // MatrixCell is one measured cell of `lockbench matrix`: an implementation
-// under one fault, what the truth table (matrix.Truth, after
+// under one fault, what the truth table (matrix.Truth(), after
 // docs/catalog.md) expects, and what the run showed.
 type MatrixCell struct {
 	// Cell names the cell, "impl/fault" ("impl/none" without a fault).

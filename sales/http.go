@@ -59,16 +59,16 @@ func (httpSale) Guard() workload.Guard { return workload.Guard{} }
 // run has started the relays of the instances' Redis links already: the
 // reset goes through them).
 func (httpSale) Inventory(env workload.Env) (workload.Inventory, error) {
-	if env.Servers == nil || len(env.Servers.Targets) == 0 {
+	if env.Servers == nil || len(env.Servers.Endpoints) == 0 {
 		return nil, workload.ErrMissingServer
 	}
-	return &httpInventory{t: env.Servers.Targets, c: &http.Client{}, bound: env.Workload.LostAfter()}, nil
+	return &httpInventory{t: env.Servers.Endpoints, c: &http.Client{}, bound: env.Workload.LostAfter()}, nil
 }
 
 // StartNode gives node n its own HTTP client of its instance, with a pool
 // of the run's size.
 func (httpSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
-	t, w := n.Servers().Targets, n.Workload()
+	t, w := n.Servers().Endpoints, n.Workload()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = w.Pool, w.Pool
 	return &httpSeller{n: n, target: t[n.ID()%len(t)], http: &http.Client{Transport: tr}, timeout: commandTimeout(w)}, nil
@@ -192,7 +192,7 @@ func refused(err error) bool {
 // httpInventory is the inventory of a service under test: reset, state
 // and a dial of its first instance to see that it answers.
 type httpInventory struct {
-	t workload.Targets
+	t workload.Endpoints
 	c *http.Client
 	// bound is how long a reset or a state read may take: the run's
 	// workload.Workload.LostAfter (two command timeouts, 5 s at least), within the caller's

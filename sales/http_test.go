@@ -82,7 +82,7 @@ func serve(t *testing.T, h http.Handler) *url.URL {
 // service at u.
 func httpConfig(u *url.URL, clients int, stock int64) workload.Config {
 	return workload.Config{
-		Name: "service", Sale: sales.HTTPSale(), Servers: &workload.Servers{Targets: workload.Targets{u, u}},
+		Name: "service", Sale: sales.HTTPSale(), Servers: &workload.Servers{Endpoints: workload.Endpoints{u, u}},
 		Workload: workload.Workload{Clients: clients, Nodes: 2, Workers: 10, Pool: 10, Stock: stock, Attempts: 1,
 			Ramp: 50 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 	}
@@ -167,7 +167,7 @@ func TestHTTPSaleDeadInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := httpConfig(u, 10, 5)
-	cfg.Servers.Targets = workload.Targets{u, dead}
+	cfg.Servers.Endpoints = workload.Endpoints{u, dead}
 	h, err := workload.Run(t.Context(), cfg)
 	if !errors.Is(err, workload.ErrUnreachable) || !strings.Contains(err.Error(), dead.String()) {
 		t.Fatalf("Run: error %v, want ErrUnreachable naming %s", err, dead)

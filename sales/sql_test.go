@@ -201,11 +201,11 @@ func TestMySQLUnderFaults(t *testing.T) {
 			}
 			// The pause goes to MySQL, the sale's store, through the pauser
 			// set above.
-			target, err := cfg.Servers.Target(cfg.Sale)
+			reach, err := cfg.Servers.Reach(cfg.Sale)
 			if err != nil {
 				t.Fatal(err)
 			}
-			inj, err := faults.New(specs, faults.Env{Lease: 200 * time.Millisecond, CommandTimeout: cfg.CommandTimeout, Nodes: cfg.Nodes, Seed: 1}, target)
+			inj, err := faults.New(specs, faults.Env{Lease: 200 * time.Millisecond, CommandTimeout: cfg.CommandTimeout, Nodes: cfg.Nodes, Seed: 1}, reach)
 			if err != nil {
 				t.Fatal(err)
 			}

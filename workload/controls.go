@@ -152,7 +152,7 @@ func (c *Controls) PauseInstance(ctx context.Context, i int, d time.Duration, fr
 // ends. The new process is the instance from then on; lockbench does not
 // stop it when the run ends, as it did not stop the first.
 func (c *Controls) CrashInstance(ctx context.Context, i int, down time.Duration) error {
-	return c.r.instances.crash(ctx, i, down, c.r.cfg.Servers.Targets[i].Host)
+	return c.r.instances.crash(ctx, i, down, c.r.cfg.Servers.Endpoints[i].Host)
 }
 
 // Record adds an injection to the sale's history and counts it as active

@@ -19,8 +19,8 @@
 // SQL, the black-box HTTP sale); this package never imports it.
 // The servers a sale runs on are Servers: a Redis Backend (embedded,
 // external or a Cluster of independent ones), a ZooKeeperServer, a MySQL
-// and the Targets of a service under test, each a Server; the Target of a
-// run is what its server faults act on.
+// and the Endpoints of a service under test, each a Server; the Reach of
+// a run is what its faults can act on.
 //
 // The files follow the concerns: run.go is the engine (Run, the nodes,
 // the arrival loop), arrivals.go the arrival processes, buyer.go a buyer's

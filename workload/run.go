@@ -252,11 +252,11 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals(), stride: 1}
 	r.controls = &Controls{r: r}
-	target, err := cfg.Servers.Target(cfg.Sale)
+	reach, err := cfg.Servers.Reach(cfg.Sale)
 	if err != nil {
 		return nil, err
 	}
-	r.store = target.Store
+	r.store = reach.Store
 	if cfg.Sale.Needs().Has(NeedsRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(NeedsTarget) {
 		r.admin = newClient(cfg.Servers.Redis, cfg.Servers.Redis.Options())
 		defer r.admin.Close()

@@ -40,26 +40,26 @@ type Servers struct {
 	ZooKeeper ZooKeeperServer
 	// MySQL holds the inventory of the SQL sales.
 	MySQL *MySQL
-	// Targets are the instances of a service under test (sales.HTTPSale). With
+	// Endpoints are the instances of a service under test (sales.HTTPSale). With
 	// them, Redis (when given) is the service's own, which server-pause
 	// pauses and the lock-key faults reach.
-	Targets Targets
-	// TargetPids are the process ids of the instances, in Targets' order:
+	Endpoints Endpoints
+	// TargetPids are the process ids of the instances, in Endpoints' order:
 	// with them pause-instance can stop one (SIGSTOP, SIGCONT).
 	TargetPids []int
 	// TargetContainers are the Docker containers of the instances, in
-	// Targets' order, when they run in containers: pause-instance pauses
+	// Endpoints' order, when they run in containers: pause-instance pauses
 	// one (docker pause, docker unpause).
 	TargetContainers []string
 	// TargetLockKey names the service's lock key in its Redis: with it,
 	// delete-lock can make the lock vanish.
 	TargetLockKey string
 	// TargetVia are the addresses the instances dial for their Redis, in
-	// Targets' order: lockbench relays each to Redis through its fault
+	// Endpoints' order: lockbench relays each to Redis through its fault
 	// proxy for the whole run, so that latency and cut-link reach the link.
 	TargetVia []string
 	// TargetStart are the shell commands that start each instance again,
-	// in Targets' order: with them (and the pids) crash-instance can kill
+	// in Endpoints' order: with them (and the pids) crash-instance can kill
 	// one and restart it.
 	TargetStart []string
 }
@@ -82,16 +82,16 @@ func (s *Servers) Missing(needs Needs) Needs {
 	if s != nil && s.MySQL != nil {
 		have |= NeedsMySQL
 	}
-	if s != nil && len(s.Targets) > 0 {
+	if s != nil && len(s.Endpoints) > 0 {
 		have |= NeedsTarget
 	}
 	return needs &^ have
 }
 
-// Target is what a run's server faults act on: the server that holds the
+// Reach is what a run's faults can act on: the server that holds the
 // sale's inventory, and whether the sale's clients reach their servers by
 // addresses the fault proxy can stand in for.
-type Target struct {
+type Reach struct {
 	// Store holds the inventory: the Redis, or the MySQL of a SQL sale.
 	Store Server
 	// Routed is true when latency and partition can be put between the
@@ -119,14 +119,14 @@ type Target struct {
 	RemoteNodes bool
 }
 
-// Target is what the faults of a run of sale on s act on. It fails with
+// Reach is what the faults of a run of sale on s act on. It fails with
 // ErrNoRedis or ErrNoMySQL when s lacks the store.
-func (s *Servers) Target(sale Sale) (Target, error) {
+func (s *Servers) Reach(sale Sale) (Reach, error) {
 	if sale.Needs().Has(NeedsTarget) {
-		if len(s.Targets) == 0 {
-			return Target{}, ErrMissingServer
+		if len(s.Endpoints) == 0 {
+			return Reach{}, ErrMissingServer
 		}
-		t := Target{Store: Server(s.Targets), Instances: len(s.TargetPids) > 0 || len(s.TargetContainers) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
+		t := Reach{Store: Server(s.Endpoints), Instances: len(s.TargetPids) > 0 || len(s.TargetContainers) > 0, LockKey: s.TargetLockKey != "" && s.Redis != nil}
 		t.Restarts = len(s.TargetPids) > 0 && len(s.TargetStart) == len(s.TargetPids)
 		t.Routed = len(s.TargetVia) > 0 && s.Redis != nil
 		if s.Redis != nil {
@@ -136,14 +136,14 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 	}
 	if sale.Needs().Has(NeedsMySQL) {
 		if s.MySQL == nil {
-			return Target{}, ErrNoMySQL
+			return Reach{}, ErrNoMySQL
 		}
-		return Target{Store: s.MySQL, InProcess: true}, nil
+		return Reach{Store: s.MySQL, InProcess: true}, nil
 	}
 	if s.Redis == nil {
-		return Target{}, ErrNoRedis
+		return Reach{}, ErrNoRedis
 	}
-	t := Target{Store: s.Redis, Routed: true, InProcess: true, LockKey: true}
+	t := Reach{Store: s.Redis, Routed: true, InProcess: true, LockKey: true}
 	if f, ok := s.Redis.(*Sentinel); ok {
 		// The failover client finds the primary through the Sentinels:
 		// no address the fault proxy could stand in for.
@@ -153,7 +153,7 @@ func (s *Servers) Target(sale Sale) (Target, error) {
 }
 
 // Pausable reports whether the store can stop answering for a while.
-func (t Target) Pausable() bool {
+func (t Reach) Pausable() bool {
 	if m, ok := t.Store.(*MySQL); ok {
 		return m.pausable()
 	}
@@ -167,7 +167,7 @@ func (t Target) Pausable() bool {
 
 // Restartable reports whether the store can restart empty, every server
 // of a cluster.
-func (t Target) Restartable() bool {
+func (t Reach) Restartable() bool {
 	c, ok := t.Store.(*Cluster)
 	if !ok {
 		_, ok := t.Store.(Restarter)
@@ -182,7 +182,7 @@ func (t Target) Restartable() bool {
 }
 
 // String names the store.
-func (t Target) String() string {
+func (t Reach) String() string {
 	if t.Store == nil {
 		return "no server"
 	}

@@ -170,17 +170,21 @@ const steadyWhy = "safe while every critical section ends within the lease: 2 s,
 func register() error {
 	for _, l := range []locks.Impl{
 		{
-			Name:    "example-correct",
-			Summary: "a team's lease lock: SET NX PX, a fencing token from INCR in the same script, compare-and-delete release",
-			Seed:    "examples/customlock",
+			Info: locks.Info{
+				Name:    "example-correct",
+				Summary: "a team's lease lock: SET NX PX, a fencing token from INCR in the same script, compare-and-delete release",
+				Source:  "examples/customlock",
+			},
 			Fenced:  true,
 			Scripts: []*redis.Script{acquireScript, releaseScript},
 			New:     newLock,
 		},
 		{
-			Name:    "example-broken",
-			Summary: "the same lock, its lease's token lost on the way to the store: the writes go unfenced",
-			Seed:    "examples/customlock",
+			Info: locks.Info{
+				Name:    "example-broken",
+				Summary: "the same lock, its lease's token lost on the way to the store: the writes go unfenced",
+				Source:  "examples/customlock",
+			},
 			Fenced:  true,
 			Scripts: []*redis.Script{acquireScript, releaseScript},
 			New:     newBrokenLock,

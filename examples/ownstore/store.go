@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
@@ -239,16 +240,20 @@ func (s *seller) sellUnguarded(ctx context.Context, rec workload.Recorder, user 
 func register() error {
 	for _, im := range []harness.Impl{
 		{
-			Name:    "ownstore-correct",
-			Summary: "a team's own inventory, a Redis hash per product: WATCH, read, MULTI/EXEC stock-1 and the order, read again on a conflict",
-			Seed:    "examples/ownstore",
-			Sale:    hashStore{guarded: true},
+			Info: locks.Info{
+				Name:    "ownstore-correct",
+				Summary: "a team's own inventory, a Redis hash per product: WATCH, read, MULTI/EXEC stock-1 and the order, read again on a conflict",
+				Source:  "examples/ownstore",
+			},
+			Sale: hashStore{guarded: true},
 		},
 		{
-			Name:    "ownstore-broken",
-			Summary: "the same hash, read and written with nothing in between: updates are lost when buyers overlap",
-			Seed:    "examples/ownstore",
-			Sale:    hashStore{guarded: false},
+			Info: locks.Info{
+				Name:    "ownstore-broken",
+				Summary: "the same hash, read and written with nothing in between: updates are lost when buyers overlap",
+				Source:  "examples/ownstore",
+			},
+			Sale: hashStore{guarded: false},
 		},
 	} {
 		if err := harness.Register(im); err != nil {

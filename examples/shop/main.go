@@ -1,7 +1,7 @@
 // Command shop is a flash-sale service that speaks lockbench's black-box
 // protocol (docs/target-protocol.md): the stock and the orders in Redis,
 // each purchase guarded by one of lockbench's lock implementations, or by
-// none. Run as two processes against one Redis it plays the seeds' two
+// none. Run as two processes against one Redis it plays the sources' two
 // Tomcats:
 //
 //	shop --listen=127.0.0.1:8081 --redis=127.0.0.1:6379 --lock=lua &
@@ -144,7 +144,7 @@ type buyAnswer struct {
 	Token   uint64 `json:"token,omitempty"`
 }
 
-// buy is the seeds' sale under the lock: read the stock and the user's
+// buy is the sources' sale under the lock: read the stock and the user's
 // orders, check, the business step, write stock-1 and the order.
 func (s *shop) buy(ctx context.Context, user string) (buyAnswer, error) {
 	var a buyAnswer

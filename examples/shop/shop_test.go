@@ -60,7 +60,7 @@ func lockbench(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestShop is the seeds' setting: two instances of a service on one Redis.
+// TestShop is the sources' setting: two instances of a service on one Redis.
 // Unguarded they oversell; guarded by lua they pass, seed after seed; an
 // instance stopped past its lease lets the other one in, and the stale
 // write it makes when it runs again is caught.

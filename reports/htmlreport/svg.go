@@ -501,7 +501,7 @@ func formatAt(ns int64) string {
 	return strconv.FormatFloat(us, 'f', -1, 64) + "µs"
 }
 
-// faultLabel names a fault and its target.
+// faultLabel names a fault and what it struck.
 func faultLabel(f history.Fault) string {
 	s := f.Name
 	if f.Node >= 0 {

@@ -11,15 +11,16 @@ import (
 // lockbench cannot read where one was due (reset, state).
 var ErrTarget = errors.New("workload: the service broke the protocol")
 
-// Targets are the running instances of a service under test, one base URL
+// Endpoints are the running instances of a service under test (--target),
+// one base URL
 // each (http://127.0.0.1:8081): node i drives instance i.
-type Targets []*url.URL
+type Endpoints []*url.URL
 
-// ParseTargets reads a comma list of base URLs. Each must be http on this
+// ParseEndpoints reads a comma list of base URLs. Each must be http on this
 // machine's loopback (127.0.0.1, ::1 or localhost): lockbench talks to
 // nothing else.
-func ParseTargets(s string) (Targets, error) {
-	var out Targets
+func ParseEndpoints(s string) (Endpoints, error) {
+	var out Endpoints
 	for _, raw := range strings.Split(s, ",") {
 		if raw = strings.TrimSpace(raw); raw == "" {
 			continue
@@ -42,8 +43,8 @@ func ParseTargets(s string) (Targets, error) {
 	return out, nil
 }
 
-// String lists the URLs as ParseTargets reads them.
-func (t Targets) String() string {
+// String lists the URLs as ParseEndpoints reads them.
+func (t Endpoints) String() string {
 	s := make([]string, len(t))
 	for i, u := range t {
 		s[i] = u.String()
@@ -52,15 +53,15 @@ func (t Targets) String() string {
 }
 
 // Name implements Server: the service is what the run's faults act on.
-func (t Targets) Name() string {
+func (t Endpoints) Name() string {
 	return fmt.Sprintf("service at %s", t.String())
 }
 
 // Version implements Server: a service does not say.
-func (t Targets) Version() string { return "" }
+func (t Endpoints) Version() string { return "" }
 
 // Close implements Server; the service is not lockbench's to stop.
-func (t Targets) Close() error { return nil }
+func (t Endpoints) Close() error { return nil }
 
 // protocolError is the error of a run in which buyers tried and the
 // service under test answered no purchase in the protocol: nothing it did
@@ -71,7 +72,7 @@ func (r *run) protocolError() error {
 	if bad == nil || r.answered.Load() > 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first: %s", ErrTarget, r.cfg.Servers.Targets, *bad)
+	return fmt.Errorf("%w: %s answered no purchase in lockbench's protocol (docs/target-protocol.md); the first: %s", ErrTarget, r.cfg.Servers.Endpoints, *bad)
 }
 
 // relay starts the relays of a service's Redis links (Servers.TargetVia)
