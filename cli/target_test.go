@@ -124,6 +124,9 @@ func TestTarget(t *testing.T) {
 			if tt.note != "" && !strings.Contains(strings.Join(r.Notes, "\n"), tt.note) {
 				t.Errorf("notes %q lack %q", r.Notes, tt.note)
 			}
+			if r.Commands != 0 || r.CommandsPerSale != 0 {
+				t.Errorf("%d commands, %v a sale: a service's requests are not the lock's commands", r.Commands, r.CommandsPerSale)
+			}
 			if r.Impl != "service" || !strings.Contains(res.Config.Backend, "service at http://127.0.0.1:") {
 				t.Errorf("impl %q, backend %q", r.Impl, res.Config.Backend)
 			}

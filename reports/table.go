@@ -43,8 +43,8 @@ var columns = []column{
 	{"P50", true, func(r *Run) string { return FormatLatency(r.Latency.Purchase, r.Latency.Purchase.P50) }},
 	{"P99", true, func(r *Run) string { return FormatLatency(r.Latency.Purchase, r.Latency.Purchase.P99) }},
 	{"SALES/S", true, func(r *Run) string { return FormatRatio(r.SalesPerSec, r.Sold) }},
-	{"CMD/SALE", true, func(r *Run) string { return FormatRatio(r.CommandsPerSale, r.Sold) }},
-	{"CMD/ATTEMPT", true, func(r *Run) string { return FormatRatio(r.CommandsPerAttempt, r.Attempts) }},
+	{"CMD/SALE", true, func(r *Run) string { return FormatCommands(r, r.CommandsPerSale, r.Sold) }},
+	{"CMD/ATTEMPT", true, func(r *Run) string { return FormatCommands(r, r.CommandsPerAttempt, r.Attempts) }},
 }
 
 // columnGap separates the table's columns.
@@ -183,6 +183,17 @@ func FormatRatio(x float64, d int64) string {
 		return strconv.FormatFloat(x, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
+// FormatCommands formats x, r's commands per each of d sales or attempts,
+// as FormatRatio does, or a dash when lockbench counted no command of r:
+// a service under test, whose commands to its own servers lockbench does
+// not see.
+func FormatCommands(r *Run, x float64, d int64) string {
+	if r.Commands == 0 {
+		return "-"
+	}
+	return FormatRatio(x, d)
 }
 
 // orDash returns s, or a dash when s is empty.

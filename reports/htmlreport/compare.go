@@ -95,7 +95,7 @@ func newComparison(sources []*Source, labels []string) *comparison {
 				P50:   metricCell{Value: reports.FormatLatency(p, p.P50)},
 				P99:   metricCell{Value: reports.FormatLatency(p, p.P99)},
 				Sales: metricCell{Value: reports.FormatRatio(r.SalesPerSec, r.Sold)},
-				Cmds:  metricCell{Value: reports.FormatRatio(r.CommandsPerSale, r.Sold)},
+				Cmds:  metricCell{Value: reports.FormatCommands(r, r.CommandsPerSale, r.Sold)},
 			}
 			if ref == nil {
 				ref = r

@@ -490,7 +490,7 @@ func newVerdictRow(r *reports.Run, id string) verdictRow {
 		Sold:     fmt.Sprintf("%s/%s", words.Commas(r.Sold), words.Commas(r.Stock)),
 		Oversold: words.Commas(r.Oversold), Overlaps: strconv.Itoa(r.Lock.Overlaps),
 		P50: reports.FormatLatency(p, p.P50), P99: reports.FormatLatency(p, p.P99),
-		Sales: reports.FormatRatio(r.SalesPerSec, r.Sold), Cmds: reports.FormatRatio(r.CommandsPerSale, r.Sold),
+		Sales: reports.FormatRatio(r.SalesPerSec, r.Sold), Cmds: reports.FormatCommands(r, r.CommandsPerSale, r.Sold),
 		SoldV: r.Sold, OversoldV: r.Oversold, OverlapsV: int64(r.Lock.Overlaps),
 		P50V: p.P50, P99V: p.P99, SalesV: r.SalesPerSec, CmdsV: r.CommandsPerSale,
 		Reasons: r.Reasons, Notes: r.Notes, Repetitions: len(r.Repetitions),
