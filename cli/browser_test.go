@@ -26,12 +26,13 @@ const screenshotPath = "../docs/report.png"
 // fault, relative to this package.
 const overTimePath = "../docs/latency-over-time.png"
 
-// overTimeShot runs the README's fault example on the default sale and
-// writes its latency-over-time chart to overTimePath: what a pause did to
-// every buyer's latency while it lasted, and after.
+// overTimeShot runs lua on an open model (buyers arriving at 100 a second
+// for half a minute, whatever the lock does) with two pauses of its
+// holder, and writes the latency-over-time chart to overTimePath: what
+// each pause did to every buyer's latency while it lasted, and after.
 func overTimeShot(ctx context.Context, t *testing.T, b *browsertest.Browser) {
 	dir := filepath.Join(t.TempDir(), "overtime")
-	code, _, errOut := lockbench(t, "--impl=lua", "--faults=pause-holder", "--out="+dir, "--seed=1")
+	code, _, errOut := lockbench(t, "--impl=lua", "--rate=100/s", "--clients=3000", "--stock=3000", "--faults=pause-holder:count=2:every=10s", "--out="+dir, "--seed=1")
 	if code != exitFail && code != exitPass && code != exitInconclusive {
 		t.Fatalf("lua under pause-holder: exit %d: %s", code, errOut)
 	}
