@@ -198,14 +198,27 @@ func (v *redisInventory) Ping(ctx context.Context) error { return v.c.Ping(ctx).
 // Clear implements workload.Inventory: the run clears its prefix itself.
 func (v *redisInventory) Clear(context.Context) error { return nil }
 
-// auditItem reads one counter's final state and its orders.
+// auditItem reads one counter's final state and its orders, both in one
+// MULTI/EXEC: a write whose buyer gave up on it (an unknown outcome, such
+// as one a paused server held back) may still land as the audit reads,
+// and read apart the stock could miss a sale whose order is counted, an
+// oversell that never happened.
 func auditItem(ctx context.Context, c *redis.Client, k itemKeys) (history.Final, error) {
 	var f history.Final
-	var err error
-	if f.Stock, err = parseNil(c.Get(ctx, k.stock)); err != nil {
+	var stock *redis.StringCmd
+	var hash *redis.MapStringStringCmd
+	if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		stock = p.Get(ctx, k.stock)
+		hash = p.HGetAll(ctx, k.orders)
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
 		return f, err
 	}
-	all, err := c.HGetAll(ctx, k.orders).Result()
+	var err error
+	if f.Stock, err = parseNil(stock); err != nil {
+		return f, err
+	}
+	all, err := hash.Result()
 	if err != nil {
 		return f, err
 	}

@@ -384,13 +384,22 @@ func (v *mysqlInventory) Prepare(ctx context.Context, stock int64, force bool) e
 // second order for a user impossible; the count is read all the same.
 func (v *mysqlInventory) Audit(ctx context.Context) (history.Final, error) {
 	var f history.Final
-	if err := v.db.QueryRowContext(ctx, "SELECT stock FROM "+inventoryTable+" WHERE id = 1").Scan(&f.Stock); err != nil {
+	// One read-only REPEATABLE READ transaction: its reads share one
+	// snapshot, so that a transaction whose buyer gave up on its COMMIT
+	// (an unknown outcome) and that commits as the audit reads is seen
+	// whole or not at all, never as an order without its unit.
+	tx, err := v.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
 		return f, err
 	}
-	if err := v.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+ordersTable).Scan(&f.Orders); err != nil {
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, "SELECT stock FROM "+inventoryTable+" WHERE id = 1").Scan(&f.Stock); err != nil {
 		return f, err
 	}
-	rows, err := v.db.QueryContext(ctx, "SELECT user, COUNT(*) FROM "+ordersTable+" GROUP BY user HAVING COUNT(*) > 1 ORDER BY user")
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+ordersTable).Scan(&f.Orders); err != nil {
+		return f, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT user, COUNT(*) FROM "+ordersTable+" GROUP BY user HAVING COUNT(*) > 1 ORDER BY user")
 	if err != nil {
 		return f, err
 	}
