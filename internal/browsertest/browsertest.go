@@ -481,12 +481,18 @@ func (p *Page) Screenshot(ctx context.Context, w io.Writer, height int) error {
 	if height <= 0 || float64(height) > size.Height {
 		height = int(size.Height)
 	}
+	return p.capture(ctx, w, 0, 0, size.Width, float64(height), 1)
+}
+
+// capture writes a PNG of the page's region at (x, y), w×h CSS pixels,
+// drawn at scale, to out.
+func (p *Page) capture(ctx context.Context, out io.Writer, x, y, w, h, scale float64) error {
 	var shot struct {
 		Data string `json:"data"`
 	}
 	if err := p.call(ctx, "Page.captureScreenshot", map[string]any{
 		"format": "png", "captureBeyondViewport": true,
-		"clip": map[string]any{"x": 0, "y": 0, "width": size.Width, "height": height, "scale": 1},
+		"clip": map[string]any{"x": x, "y": y, "width": w, "height": h, "scale": scale},
 	}, &shot); err != nil {
 		return err
 	}
@@ -494,7 +500,7 @@ func (p *Page) Screenshot(ctx context.Context, w io.Writer, height int) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(png)
+	_, err = out.Write(png)
 	return err
 }
 
@@ -515,19 +521,5 @@ func (p *Page) ScreenshotOf(ctx context.Context, w io.Writer, selector string) e
 	if !r.Found || r.Width <= 0 || r.Height <= 0 {
 		return fmt.Errorf("browsertest: no element %s to capture", selector)
 	}
-	var shot struct {
-		Data string `json:"data"`
-	}
-	if err := p.call(ctx, "Page.captureScreenshot", map[string]any{
-		"format": "png", "captureBeyondViewport": true,
-		"clip": map[string]any{"x": r.X, "y": r.Y, "width": r.Width, "height": r.Height, "scale": 2},
-	}, &shot); err != nil {
-		return err
-	}
-	png, err := base64.StdEncoding.DecodeString(shot.Data)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(png)
-	return err
+	return p.capture(ctx, w, r.X, r.Y, r.Width, r.Height, 2)
 }
