@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/nodeproto"
 )
 
 // ErrNodesUnsupported means a sale cannot run on nodes in processes of
@@ -72,7 +73,7 @@ type coordinator struct {
 
 	mu sync.Mutex
 	// hellos are the launched nodes waiting to dial in, by token.
-	hellos map[string]chan *nodeLink
+	hellos map[string]chan *nodeproto.Link
 	// outstanding counts the buyers delivered and not yet answered;
 	// delivering is true until every arrival was delivered; all is closed
 	// once both are done.
@@ -93,7 +94,7 @@ type remoteNode struct {
 
 	mu   sync.Mutex
 	proc Process
-	link *nodeLink
+	link *nodeproto.Link
 	// live is true while the node's incarnation runs the sale.
 	live bool
 	// killed is true once a fault killed the incarnation.
@@ -120,7 +121,7 @@ type inflight struct {
 }
 
 func newCoordinator(r *run) *coordinator {
-	return &coordinator{r: r, hellos: map[string]chan *nodeLink{}, delivering: true, all: make(chan struct{})}
+	return &coordinator{r: r, hellos: map[string]chan *nodeproto.Link{}, delivering: true, all: make(chan struct{})}
 }
 
 // launch listens, starts every node and waits until each is ready.
@@ -169,12 +170,12 @@ func (co *coordinator) accept() {
 			return
 		}
 		go func() {
-			l := newLink(conn)
+			l := nodeproto.NewLink(conn)
 			conn.SetReadDeadline(time.Now().Add(helloTimeout))
-			m, err := l.hello()
+			m, err := l.Hello()
 			conn.SetReadDeadline(time.Time{})
 			if err != nil {
-				l.close()
+				l.Close()
 				return
 			}
 			key := co.helloKey(m.Node, m.Token)
@@ -183,7 +184,7 @@ func (co *coordinator) accept() {
 			delete(co.hellos, key)
 			co.mu.Unlock()
 			if ch == nil {
-				l.close() // nobody waits for it: a stray, or a second node with one index
+				l.Close() // nobody waits for it: a stray, or a second node with one index
 				return
 			}
 			ch <- l
@@ -213,7 +214,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	co, i := rn.co, rn.n.id
 	token := newUUID()
 	key := co.helloKey(i, token)
-	ch := make(chan *nodeLink, 1)
+	ch := make(chan *nodeproto.Link, 1)
 	co.mu.Lock()
 	co.hellos[key] = ch
 	co.mu.Unlock()
@@ -226,7 +227,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
 	}
-	var l *nodeLink
+	var l *nodeproto.Link
 	t := time.NewTimer(helloTimeout)
 	defer t.Stop()
 	select {
@@ -240,7 +241,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 		proc.Close()
 		return context.Cause(ctx)
 	}
-	replies := make(chan *message, 4)
+	replies := make(chan *nodeproto.Message, 4)
 	go rn.read(l, proc, replies)
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
@@ -253,7 +254,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 		return err
 	}
 	rn.n.uuid = setup.UUID
-	l.send(&message{Kind: mSetup, Setup: setup})
+	l.Send(&nodeproto.Message{Kind: nodeproto.Setup, Setup: setup})
 	select {
 	case m := <-replies:
 		if m.Err != "" {
@@ -281,9 +282,9 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 // held.
 func (rn *remoteNode) join() {
 	rn.live = true
-	rn.link.send(&message{Kind: mGo, T0: rn.co.r.base + rn.offset})
+	rn.link.Send(&nodeproto.Message{Kind: nodeproto.Go, T0: rn.co.r.base + rn.offset})
 	if s := rn.n.skew.Load(); s != 0 {
-		rn.link.send(&message{Kind: mSkew, T0: s})
+		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Skew, T0: s})
 	}
 	// The buyers delivered while no incarnation ran, and those its last
 	// one had not begun, in the order they arrived.
@@ -295,14 +296,14 @@ func (rn *remoteNode) join() {
 	}
 	slices.Sort(waiting)
 	for _, c := range waiting {
-		rn.link.send(&message{Kind: mBuyer, Client: c})
+		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Buyer, Client: c})
 	}
 }
 
 // setup is node i's part of the sale, with the addresses it dials.
-func (co *coordinator) setup(i int) (*nodeSetup, error) {
+func (co *coordinator) setup(i int) (*nodeproto.Assignment, error) {
 	r := co.r
-	s := &nodeSetup{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Clients: r.cfg.Clients, Workload: r.cfg.Workload, Probes: r.cfg.Injector != nil}
+	s := &nodeproto.Assignment{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Clients: r.cfg.Clients, Workload: encodeWorkload(r.cfg.Workload), Probes: r.cfg.Injector != nil}
 	rt, _ := r.cfg.Injector.(Router)
 	route := func(addr string) (string, error) {
 		if rt == nil {
@@ -317,7 +318,7 @@ func (co *coordinator) setup(i int) (*nodeSetup, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
 		}
-		s.Redis = &redisAddr{Addr: addr, Username: o.Username, Password: o.Password, DB: o.DB}
+		s.Redis = &nodeproto.Redis{Addr: addr, Username: o.Username, Password: o.Password, DB: o.DB}
 	}
 	if needs.Has(NeedsZooKeeper) {
 		addr, err := route(r.cfg.Servers.ZooKeeper.Addr())
@@ -336,11 +337,11 @@ func (co *coordinator) setup(i int) (*nodeSetup, error) {
 // trips, as NTP does: the node's reading t1 was taken between the ping's
 // sending t0 and the pong's arrival t2, so its offset is t1 − (t0+t2)/2,
 // within (t2−t0)/2. The shortest of the round trips gives the bound.
-func measureClock(ctx context.Context, l *nodeLink) (offset, eps int64, err error) {
+func measureClock(ctx context.Context, l *nodeproto.Link) (offset, eps int64, err error) {
 	eps = -1
 	for range 16 {
 		t0 := monoclock.Now()
-		a, err := l.call(ctx, &message{Kind: mPing, T0: t0})
+		a, err := l.Call(ctx, &nodeproto.Message{Kind: nodeproto.Ping, T0: t0})
 		if err != nil {
 			return 0, 0, err
 		}
@@ -354,20 +355,20 @@ func measureClock(ctx context.Context, l *nodeLink) (offset, eps int64, err erro
 
 // read handles the node's messages until its link ends; the first
 // ready (or failed setup) goes to ready.
-func (rn *remoteNode) read(l *nodeLink, proc Process, ready chan<- *message) {
+func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodeproto.Message) {
 	r := rn.co.r
 	for {
-		m, err := l.recv()
+		m, err := l.Recv()
 		if err != nil {
 			rn.gone(l, proc)
 			return
 		}
 		switch m.Kind {
-		case mPong, mAck:
-			l.answer(m)
-		case mReady:
+		case nodeproto.Pong, nodeproto.Ack:
+			l.Answer(m)
+		case nodeproto.Ready:
 			ready <- m
-		case mStart:
+		case nodeproto.Start:
 			// Once the node is being killed no attempt may begin: without
 			// the answer, the buyer never does, and its next incarnation
 			// serves it.
@@ -375,13 +376,13 @@ func (rn *remoteNode) read(l *nodeLink, proc Process, ready chan<- *message) {
 			f := rn.inflight[m.Client]
 			if f != nil && !rn.killed {
 				f.attempt, f.start = m.Attempt, m.T0
-				l.send(&message{Kind: mAck, ID: m.ID})
+				l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
 			}
 			rn.mu.Unlock()
-		case mProbe:
+		case nodeproto.Probe:
 			r.mergeAttempt(m.Client, m.Attempt, m.Ops)
 			go rn.probe(l, m)
-		case mDone:
+		case nodeproto.Done:
 			copy(r.slots(m.Client), m.Ops)
 			for i := range m.Ops {
 				if m.Ops[i].Outcome == history.Sold {
@@ -389,12 +390,12 @@ func (rn *remoteNode) read(l *nodeLink, proc Process, ready chan<- *message) {
 				}
 			}
 			rn.answered(m.Client)
-		case mStats, mEnd:
+		case nodeproto.Stats, nodeproto.End:
 			rn.n.commands.Store(m.Commands)
 			if m.Unread {
 				r.unread.Store(true)
 			}
-			if m.Kind == mEnd {
+			if m.Kind == nodeproto.End {
 				rn.mu.Lock()
 				if m.Health != nil {
 					rn.health = m.Health
@@ -425,14 +426,14 @@ func (rn *remoteNode) answered(c int32) {
 }
 
 // probe runs the run's faults at the probe point m reports, and answers.
-func (rn *remoteNode) probe(l *nodeLink, m *message) {
+func (rn *remoteNode) probe(l *nodeproto.Link, m *nodeproto.Message) {
 	rn.mu.Lock()
 	f := rn.inflight[m.Client]
 	rn.mu.Unlock()
-	reply := &message{Kind: mProbeReply, ID: m.ID}
+	reply := &nodeproto.Message{Kind: nodeproto.ProbeReply, ID: m.ID}
 	if f == nil {
 		reply.Err = "unknown buyer"
-		l.send(reply)
+		l.Send(reply)
 		return
 	}
 	err := rn.co.r.cfg.Injector.Probe(f.ctx, rn.co.r.controls, Site{Node: rn.n.id, Client: m.Client, Point: locks.Point(m.Point)})
@@ -442,7 +443,7 @@ func (rn *remoteNode) probe(l *nodeLink, m *message) {
 			reply.Err = errCrashedText
 		}
 	}
-	l.send(reply)
+	l.Send(reply)
 }
 
 // errCrashedText marks a probe's answer that says the buyer was killed.
@@ -452,9 +453,9 @@ const errCrashedText = "crashed"
 // that had begun an attempt crashed there, the others wait for the next
 // incarnation, which a kill starts; a node that ended on its own cuts
 // the sale short, unless the sale is over.
-func (rn *remoteNode) gone(l *nodeLink, proc Process) {
+func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	co, r := rn.co, rn.co.r
-	l.close()
+	l.Close()
 	waitExit(co.ctx, proc, 5*time.Second)
 	proc.Close()
 	rn.mu.Lock()
@@ -541,8 +542,8 @@ func (co *coordinator) kill(k int32) bool {
 	if err := proc.Kill(); errors.Is(err, ErrUnsupported) {
 		// A node on another machine kills itself; its link ends when it
 		// is gone.
-		l.send(&message{Kind: mDie})
-		<-l.wrote
+		l.Send(&nodeproto.Message{Kind: nodeproto.Die})
+		<-l.Done()
 	}
 	at := co.r.now()
 	rn.mu.Lock()
@@ -580,7 +581,7 @@ func (co *coordinator) deliver(ctx context.Context, c int32) {
 	defer rn.mu.Unlock()
 	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1}
 	if rn.live {
-		rn.link.send(&message{Kind: mBuyer, Client: c})
+		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Buyer, Client: c})
 	}
 }
 
@@ -630,7 +631,7 @@ func (co *coordinator) finish() error {
 		rn.mu.Lock()
 		if rn.link != nil && rn.ended != nil {
 			ends = append(ends, rn.ended)
-			rn.link.send(&message{Kind: mStop})
+			rn.link.Send(&nodeproto.Message{Kind: nodeproto.Stop})
 		}
 		rn.mu.Unlock()
 	}
@@ -667,7 +668,7 @@ func (co *coordinator) close() {
 		go func() {
 			defer wg.Done()
 			if l != nil {
-				l.close()
+				l.Close()
 			}
 			if proc != nil {
 				proc.Continue()
@@ -789,7 +790,7 @@ func lastLines(s string) string {
 
 // current is the node's incarnation now: its link and process, and
 // whether it runs the sale.
-func (rn *remoteNode) current() (l *nodeLink, proc Process, live bool) {
+func (rn *remoteNode) current() (l *nodeproto.Link, proc Process, live bool) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	return rn.link, rn.proc, rn.live
@@ -804,7 +805,7 @@ func (rn *remoteNode) stop() {
 	}
 	ctx, cancel := context.WithTimeout(rn.co.ctx, 5*time.Second)
 	defer cancel()
-	l.call(ctx, &message{Kind: mPause})
+	l.Call(ctx, &nodeproto.Message{Kind: nodeproto.Pause})
 	proc.Stop()
 }
 
@@ -815,7 +816,7 @@ func (rn *remoteNode) through(k int32) {
 	if !live {
 		return
 	}
-	l.send(&message{Kind: mThrough, Client: k})
+	l.Send(&nodeproto.Message{Kind: nodeproto.Through, Client: k})
 	proc.Continue()
 }
 
@@ -826,7 +827,7 @@ func (rn *remoteNode) cont() {
 		return
 	}
 	proc.Continue()
-	l.send(&message{Kind: mResume})
+	l.Send(&nodeproto.Message{Kind: nodeproto.Resume})
 }
 
 // skew moves the node's clock.
@@ -834,6 +835,6 @@ func (rn *remoteNode) skew(offset int64) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if rn.live {
-		rn.link.send(&message{Kind: mSkew, T0: offset})
+		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Skew, T0: offset})
 	}
 }

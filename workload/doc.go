@@ -27,5 +27,7 @@
 // attempts, sale.go the Sale seam, handles.go the Node and Attempt a sale
 // is given, recorder.go the Recorder and the history record, store.go the
 // run's keys, progress.go the progress snapshots, node.go and controls.go
-// the nodes and the levers faults pull.
+// the nodes and the levers faults pull; coordinator.go runs nodes in
+// processes of their own (a Launcher's) and nodeside.go is a node's side,
+// both speaking package nodeproto's protocol.
 package workload

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -55,11 +58,11 @@ func ServeNode(ctx context.Context, o NodeOptions) error {
 	if err != nil {
 		return err
 	}
-	l := newLink(conn)
-	defer l.close()
+	l := nodeproto.NewLink(conn)
+	defer l.Close()
 	// Ctrl-C or SIGTERM of the node: its link ends, and so does the node.
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
-	l.send(&message{Kind: mHello, Node: o.Index, Token: o.Token})
+	l.Send(&nodeproto.Message{Kind: nodeproto.Hello, Node: o.Index, Token: o.Token})
 	ns := &nodeSide{l: l, opts: o}
 	return ns.serve(ctx)
 }
@@ -88,7 +91,7 @@ func dialCoordinator(ctx context.Context, o NodeOptions) (net.Conn, error) {
 // nodeSide is a node process: its link, its run (of one node), and the
 // attempt each of its buyers is at, for its probes' reports.
 type nodeSide struct {
-	l       *nodeLink
+	l       *nodeproto.Link
 	opts    NodeOptions
 	r       *run
 	n       *node
@@ -108,7 +111,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 	defer stopStats()
 	stopped := false
 	for {
-		m, err := ns.l.recv()
+		m, err := ns.l.Recv()
 		if err != nil {
 			if stopped {
 				// The coordinator closes the link after the end.
@@ -122,16 +125,16 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			return ErrCoordinatorGone
 		}
 		switch m.Kind {
-		case mPing:
-			ns.l.send(&message{Kind: mPong, ID: m.ID, T1: monoclock.Now()})
-		case mSetup:
+		case nodeproto.Ping:
+			ns.l.Send(&nodeproto.Message{Kind: nodeproto.Pong, ID: m.ID, T1: monoclock.Now()})
+		case nodeproto.Setup:
 			err := ns.setup(ctx, m.Setup)
-			reply := &message{Kind: mReady}
+			reply := &nodeproto.Message{Kind: nodeproto.Ready}
 			if err != nil {
 				reply.Err = err.Error()
 			}
-			ns.l.send(reply)
-		case mGo:
+			ns.l.Send(reply)
+		case nodeproto.Go:
 			if ns.r == nil {
 				return errors.New("workload: node protocol: go before setup")
 			}
@@ -146,23 +149,23 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			ns.mon = health.Start(ns.r.now)
 			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
 			go ns.report(stats)
-		case mBuyer:
+		case nodeproto.Buyer:
 			ns.r.arrived.Add(1)
 			ns.r.initSlots(m.Client, ns.n.id)
 			ns.current[ns.r.slot(m.Client)].Store(0)
 			ns.r.serve(sale, ns.n, m.Client, &clients)
-		case mProbeReply, mAck:
-			ns.l.answer(m)
-		case mPause:
+		case nodeproto.ProbeReply, nodeproto.Ack:
+			ns.l.Answer(m)
+		case nodeproto.Pause:
 			ns.n.pause.begin(100 * 365 * 24 * time.Hour) // until the coordinator ends it
-			ns.l.send(&message{Kind: mAck, ID: m.ID})
-		case mThrough:
+			ns.l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
+		case nodeproto.Through:
 			ns.n.pause.letThrough(m.Client)
-		case mResume:
+		case nodeproto.Resume:
 			ns.n.pause.end()
-		case mSkew:
+		case nodeproto.Skew:
 			ns.n.skew.Store(m.T0)
-		case mStop:
+		case nodeproto.Stop:
 			if ns.r == nil {
 				return nil
 			}
@@ -175,13 +178,13 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			clients.Wait()
 			stopStats()
 			stopped = true
-			end := &message{Kind: mEnd, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()}
+			end := &nodeproto.Message{Kind: nodeproto.End, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()}
 			if ns.mon != nil {
 				h := ns.mon.Stop(ns.n.id)
 				end.Health = &h
 			}
-			ns.l.send(end)
-		case mDie:
+			ns.l.Send(end)
+		case nodeproto.Die:
 			// A crash on another machine: the process dies at once, as a
 			// SIGKILL from outside would kill it.
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -201,14 +204,14 @@ func (ns *nodeSide) report(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			ns.l.send(&message{Kind: mStats, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
+			ns.l.Send(&nodeproto.Message{Kind: nodeproto.Stats, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
 		}
 	}
 }
 
 // setup builds the node's run from what the coordinator sent and starts
 // its node.
-func (ns *nodeSide) setup(ctx context.Context, s *nodeSetup) error {
+func (ns *nodeSide) setup(ctx context.Context, s *nodeproto.Assignment) error {
 	if ns.opts.Sale == nil {
 		return errors.New("workload: the node has no way to find a sale")
 	}
@@ -230,7 +233,11 @@ func (ns *nodeSide) setup(ctx context.Context, s *nodeSetup) error {
 		}
 		servers.MySQL = &MySQL{cfg: cfg}
 	}
-	cfg := Config{Name: s.Impl, Sale: sale, Servers: servers, Workload: s.Workload}
+	w, err := decodeWorkload(s.Workload)
+	if err != nil {
+		return err
+	}
+	cfg := Config{Name: s.Impl, Sale: sale, Servers: servers, Workload: w}
 	cfg.Nodes = s.Nodes
 	if s.Probes {
 		cfg.Injector = probeRelay{ns}
@@ -248,19 +255,37 @@ func (ns *nodeSide) setup(ctx context.Context, s *nodeSetup) error {
 	return err
 }
 
+// encodeWorkload is w as a setup carries it to a node.
+func encodeWorkload(w Workload) []byte {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(w); err != nil {
+		panic(err) // a Workload is numbers, strings and booleans: it always encodes
+	}
+	return b.Bytes()
+}
+
+// decodeWorkload is the Workload a setup carries.
+func decodeWorkload(b []byte) (Workload, error) {
+	var w Workload
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+		return Workload{}, fmt.Errorf("%w: the setup's workload: %v", nodeproto.ErrMalformed, err)
+	}
+	return w, nil
+}
+
 // started tells the coordinator that buyer c begins attempt a at t, and
 // waits for its word: a buyer the coordinator does not know to have begun
 // is one it may hand to the node's next incarnation after a crash, so
 // nothing of an attempt may happen before the coordinator knows of it.
 func (ns *nodeSide) started(ctx context.Context, c int32, a int16, t int64) error {
 	ns.current[ns.r.slot(c)].Store(int32(a))
-	_, err := ns.l.call(ctx, &message{Kind: mStart, Client: c, Attempt: a, T0: t})
+	_, err := ns.l.Call(ctx, &nodeproto.Message{Kind: nodeproto.Start, Client: c, Attempt: a, T0: t})
 	return err
 }
 
 // done sends buyer c's records, whole, once it was answered.
 func (ns *nodeSide) done(c int32, ops []history.Op) {
-	ns.l.send(&message{Kind: mDone, Client: c, Ops: append([]history.Op(nil), ops...)})
+	ns.l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: append([]history.Op(nil), ops...)})
 }
 
 // probeRelay is a node process's injector: each probe point goes to the
@@ -270,13 +295,13 @@ type probeRelay struct{ ns *nodeSide }
 // Probe implements Injector.
 func (p probeRelay) Probe(ctx context.Context, _ *Controls, at Site) error {
 	ns := p.ns
-	m := &message{Kind: mProbe, Client: at.Client, Point: string(at.Point)}
+	m := &nodeproto.Message{Kind: nodeproto.Probe, Client: at.Client, Point: string(at.Point)}
 	if at.Client >= 0 {
 		a := int16(ns.current[ns.r.slot(at.Client)].Load())
 		i := int(a) * ns.r.cart
 		m.Attempt, m.Ops = a, append([]history.Op(nil), ns.r.slots(at.Client)[i:i+ns.r.cart]...)
 	}
-	reply, err := ns.l.call(ctx, m)
+	reply, err := ns.l.Call(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -294,7 +319,7 @@ func (p probeRelay) Probe(ctx context.Context, _ *Controls, at Site) error {
 func (probeRelay) Run(context.Context, *Controls) {}
 
 // nodeRedis is a Redis as a node process knows it: an address.
-type nodeRedis redisAddr
+type nodeRedis nodeproto.Redis
 
 func (s nodeRedis) Name() string    { return "redis at " + s.Addr }
 func (s nodeRedis) Version() string { return "" }

@@ -1,0 +1,283 @@
+package nodeproto
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// MaxMessage is the most bytes one message may take on the wire. A
+// buyer's records are far less; the bound keeps a peer that is not a
+// node (or a broken one) from making the other side read gigabytes.
+const MaxMessage = 64 << 20
+
+var (
+	// ErrClosed is a call's error when the link closed before its answer.
+	ErrClosed = errors.New("nodeproto: link closed")
+	// ErrTooLarge is Recv's error for a message longer than MaxMessage,
+	// refused before it is read.
+	ErrTooLarge = errors.New("nodeproto: message too large")
+	// ErrMalformed is Recv's error for bytes that are not a message of
+	// the protocol, and Hello's for a first message that is no hello.
+	ErrMalformed = errors.New("nodeproto: malformed message")
+)
+
+// Link is one end of a node's connection: messages go out in order
+// through one writer, and calls wait for the answer with their ID. One
+// goroutine reads it (Recv); any may send, call and answer.
+type Link struct {
+	conn  net.Conn
+	in    *frames
+	dec   *gob.Decoder
+	mu    sync.Mutex
+	done  bool
+	out   chan *Message
+	wrote chan struct{}
+
+	callMu  sync.Mutex
+	next    uint64
+	waiting map[uint64]chan *Message
+}
+
+// NewLink starts a link on conn; Close ends it.
+func NewLink(conn net.Conn) *Link {
+	in := &frames{r: bufio.NewReader(conn)}
+	l := &Link{conn: conn, in: in, dec: gob.NewDecoder(in), out: make(chan *Message, 4096), wrote: make(chan struct{}), waiting: map[uint64]chan *Message{}}
+	go l.write()
+	return l
+}
+
+// write sends the queued messages, flushing whenever none is waiting.
+func (l *Link) write() {
+	defer close(l.wrote)
+	w := bufio.NewWriterSize(l.conn, 64<<10)
+	enc := gob.NewEncoder(w)
+	for m := range l.out {
+		if err := enc.Encode(m); err != nil {
+			l.conn.Close()
+			for range l.out {
+			}
+			return
+		}
+		if len(l.out) == 0 {
+			if err := w.Flush(); err != nil {
+				l.conn.Close()
+			}
+		}
+	}
+	w.Flush()
+}
+
+// Send queues m; false when the link is closed.
+func (l *Link) Send(m *Message) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return false
+	}
+	l.out <- m
+	return true
+}
+
+// Call sends m with a fresh ID and returns the answer with that ID (which
+// the reader hands over with Answer): ErrClosed when the link closes
+// first, the context's cause when it ends first.
+func (l *Link) Call(ctx context.Context, m *Message) (*Message, error) {
+	ch := make(chan *Message, 1)
+	l.callMu.Lock()
+	l.next++
+	m.ID = l.next
+	l.waiting[m.ID] = ch
+	l.callMu.Unlock()
+	defer func() {
+		l.callMu.Lock()
+		delete(l.waiting, m.ID)
+		l.callMu.Unlock()
+	}()
+	if !l.Send(m) {
+		return nil, ErrClosed
+	}
+	select {
+	case a, ok := <-ch:
+		if !ok {
+			return nil, ErrClosed
+		}
+		return a, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Answer hands a to the call waiting for it; an answer nobody waits for
+// is dropped.
+func (l *Link) Answer(a *Message) {
+	l.callMu.Lock()
+	ch := l.waiting[a.ID]
+	delete(l.waiting, a.ID)
+	l.callMu.Unlock()
+	if ch != nil {
+		ch <- a
+	}
+}
+
+// Recv reads the next message. Its error is the connection's (io.EOF
+// when the peer closed it), ErrTooLarge, or ErrMalformed; after one, the
+// link reads nothing more and is to be closed.
+func (l *Link) Recv() (m *Message, err error) {
+	defer func() {
+		// The decoder is gob's, on bytes from outside; whatever it does
+		// with them, a bad peer costs its link, not the process.
+		if p := recover(); p != nil {
+			m, err = nil, fmt.Errorf("%w: %v", ErrMalformed, p)
+		}
+	}()
+	m = new(Message)
+	if err := l.dec.Decode(m); err != nil {
+		switch {
+		case l.in.err != nil:
+			return nil, l.in.err
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if !m.Kind.Valid() {
+		return nil, fmt.Errorf("%w: unknown %v", ErrMalformed, m.Kind)
+	}
+	return m, nil
+}
+
+// Close sends what is queued, then closes the connection; the calls
+// waiting fail with ErrClosed.
+func (l *Link) Close() {
+	l.mu.Lock()
+	if !l.done {
+		l.done = true
+		close(l.out)
+	}
+	l.mu.Unlock()
+	<-l.wrote
+	l.conn.Close()
+	l.callMu.Lock()
+	for id, ch := range l.waiting {
+		close(ch)
+		delete(l.waiting, id)
+	}
+	l.callMu.Unlock()
+}
+
+// Done is closed once the link is closed and what was queued before is
+// sent (or could not be): a message sent before the close, and whatever
+// its peer does on it, happened by then.
+func (l *Link) Done() <-chan struct{} { return l.wrote }
+
+// Hello reads the first message of a link, which must be a hello.
+func (l *Link) Hello() (*Message, error) {
+	m, err := l.Recv()
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != Hello {
+		return nil, fmt.Errorf("%w: first message is %v, not hello", ErrMalformed, m.Kind)
+	}
+	return m, nil
+}
+
+// frames passes a gob stream through, reading each message's length
+// before its bytes and refusing one longer than MaxMessage. A gob stream
+// is a sequence of messages, each an unsigned count then that many bytes;
+// a count below 128 is its one byte, a larger one a byte of minus its
+// length in bytes, then those bytes, big-endian.
+type frames struct {
+	r *bufio.Reader
+	// head is what is left of the count this frame began with; left is
+	// how many of its message's bytes are still to come.
+	head []byte
+	left uint64
+	buf  [9]byte
+	// err is the first error of the connection or of a count, which the
+	// decoder may wrap.
+	err error
+}
+
+// Read implements io.Reader.
+func (f *frames) Read(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if len(f.head) == 0 && f.left == 0 {
+		if err := f.count(); err != nil {
+			f.err = err
+			return 0, err
+		}
+	}
+	if len(f.head) > 0 {
+		n := copy(p, f.head)
+		f.head = f.head[n:]
+		return n, nil
+	}
+	n, err := f.r.Read(p[:min(uint64(len(p)), f.left)])
+	f.left -= uint64(n)
+	if err == io.EOF && f.left > 0 {
+		err = io.ErrUnexpectedEOF // the connection ended inside a message
+	}
+	if err != nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// ReadByte implements io.ByteReader, so that gob reads through frames
+// without a buffer of its own.
+func (f *frames) ReadByte() (byte, error) {
+	var b [1]byte
+	for {
+		n, err := f.Read(b[:])
+		if n == 1 {
+			return b[0], nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// count reads the next message's count and checks it.
+func (f *frames) count() error {
+	b, err := f.r.ReadByte()
+	if err != nil {
+		return err
+	}
+	f.buf[0] = b
+	if b < 0x80 {
+		f.head, f.left = f.buf[:1], uint64(b)
+		return nil
+	}
+	width := -int(int8(b))
+	if width > 8 {
+		return fmt.Errorf("%w: a count of %d bytes", ErrMalformed, width)
+	}
+	if _, err := io.ReadFull(f.r, f.buf[1:1+width]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	var n uint64
+	for _, c := range f.buf[1 : 1+width] {
+		n = n<<8 | uint64(c)
+	}
+	if n > MaxMessage {
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, n, MaxMessage)
+	}
+	f.head, f.left = f.buf[:1+width], n
+	return nil
+}
