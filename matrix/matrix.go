@@ -305,7 +305,7 @@ func retry(ctx context.Context, cell Cell, run func() (*reports.Run, int, error)
 	}
 	if !mc.Match && Saturated(&mc.Run) {
 		mc.Inconclusive = true
-		if mc.Measured != NotFired { // a fault that never struck says so still
+		if mc.Measured != NotFired && mc.Measured != reports.Interrupted { // a fault that never struck, or an interrupt, says so still
 			mc.Measured = reports.InconclusiveMeasured
 		}
 	}
