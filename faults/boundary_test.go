@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
@@ -190,7 +191,7 @@ func lookup(t *testing.T, name string) locks.Impl {
 // embedded server, and judges it.
 func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, seed uint64) (*history.History, checker.Report) {
 	t.Helper()
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	specs, err := Parse(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -74,7 +75,7 @@ func TestNodeOutOfRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	if _, err := New(specs, Env{Lease: time.Second, Nodes: 2, Seed: 1}, workload.Reach{Store: b, Routed: true, InProcess: true}); !errors.Is(err, ErrParam) {
 		t.Errorf("New with node 2 of 2: error = %v, want ErrParam", err)
 	}
@@ -127,7 +128,7 @@ func TestRegistry(t *testing.T) {
 type unavailable struct{ workload.Backend }
 
 func TestAvailability(t *testing.T) {
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	tests := []struct {
 		name   string
 		reach  workload.Reach
@@ -170,16 +171,6 @@ func saleOf(t *testing.T, name string) workload.Sale {
 		return sales.Atomic()
 	}
 	return sales.LockSale(lookup(t, name))
-}
-
-func embedded(t *testing.T) *workload.Embedded {
-	t.Helper()
-	b, err := workload.StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
 }
 
 // sample is one reading of the nodes' command counters and clocks.
@@ -273,7 +264,7 @@ func (s *sampler) commandsBetween(node int, from, to int64) int64 {
 // embedded server and returns its history and the sampler.
 func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.History, *sampler) {
 	t.Helper()
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	specs, err := Parse(spec)
 	if err != nil {
 		t.Fatal(err)

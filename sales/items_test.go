@@ -20,7 +20,7 @@ import (
 // LOCKBENCH_REQUIRE_REDIS=1).
 func itemServers(t *testing.T) map[string]workload.Backend {
 	t.Helper()
-	out := map[string]workload.Backend{"embedded": embedded(t)}
+	out := map[string]workload.Backend{"embedded": redistest.Embedded(t)}
 	if !redistest.Available() {
 		if os.Getenv(redistest.RequireEnv) == "1" {
 			t.Fatal("redis-server not on PATH")

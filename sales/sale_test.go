@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
@@ -37,7 +38,7 @@ func sold(h *history.History) int64 {
 // min(stock, buyers), the audited final state agrees (stock taken, one
 // order per unit, no user twice), and the checker passes the history.
 func TestSales(t *testing.T) {
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	tests := []struct {
 		name           string
 		sale           workload.Sale
@@ -91,7 +92,7 @@ func TestSales(t *testing.T) {
 // sell a unit it no longer has. It is a race, so the sale is tried a few
 // times; the test fails if no try oversold.
 func TestNoLockOversells(t *testing.T) {
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	for try := range 3 {
 		h, err := workload.Run(t.Context(), workload.Config{
 			Name: "nolock", Sale: sales.NoLock(), Servers: &workload.Servers{Redis: b},

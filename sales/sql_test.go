@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/mysqltest"
+	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -155,7 +156,7 @@ func TestMySQLTablesInUse(t *testing.T) {
 }
 
 func TestMySQLNeedsServer(t *testing.T) {
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	_, err := workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: sales.SQLSale(sales.SQLConditional), Servers: &workload.Servers{Redis: b},
 		Workload: workload.Workload{Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second}})
 	if !errors.Is(err, workload.ErrMissingServer) {

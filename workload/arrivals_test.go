@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -121,7 +122,7 @@ func TestWorkloadArrivals(t *testing.T) {
 // buyer's first attempt records its scheduled arrival, 1/rate after the
 // one before, whatever the system did.
 func TestRateSale(t *testing.T) {
-	b := embedded(t)
+	b := redistest.Embedded(t)
 	const clients, rate = 60, 2000 // 500 µs apart: the sale takes 30 ms
 	h, err := workload.Run(t.Context(), workload.Config{
 		Name: "atomic", Sale: sales.Atomic(), Servers: &workload.Servers{Redis: b},

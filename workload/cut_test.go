@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -27,7 +28,7 @@ func TestCutBy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := embedded(t)
+			b := redistest.Embedded(t)
 			ctx := t.Context()
 			if tt.parent > 0 {
 				var cancel context.CancelFunc

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/serverproc"
 	"github.com/lockbench/lockbench/sentinels"
+	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -102,4 +103,16 @@ func options(addr string) *redis.Options {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	}
+}
+
+// Embedded starts lockbench's embedded Redis for the test, closed when it
+// ends.
+func Embedded(t testing.TB) *workload.Embedded {
+	t.Helper()
+	b, err := workload.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }
