@@ -28,6 +28,8 @@ import (
 	"github.com/lockbench/lockbench/internal/procnet"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
 )
@@ -53,16 +55,15 @@ type runOpts struct {
 	redis          string
 	redlockServers int // --redlock-servers
 	redisImage     string
-	zk             string // ZooKeeper address of the zookeeper implementations
+	addrs          map[servers.Kind]*string // the flags of the kinds of server (--zk, --mysql-dsn): kindFlags
 	password       string
-	mysqlDSN       string
-	target         string             // --target
-	endpoints      workload.Endpoints // parsed from target by validate
-	targetPids     []int              // --target-pid
-	targetLockKey  string             // --target-lock-key
-	targetStart    []string           // --target-start
-	targetCtrs     []string           // --target-container
-	targetVia      []string           // --target-redis-via
+	target         string            // --target
+	endpoints      servers.Endpoints // parsed from target by validate
+	targetPids     []int             // --target-pid
+	targetLockKey  string            // --target-lock-key
+	targetStart    []string          // --target-start
+	targetCtrs     []string          // --target-container
+	targetVia      []string          // --target-redis-via
 	prefix         string
 	force          bool
 	seed           uint64
@@ -85,7 +86,7 @@ type runOpts struct {
 	nodesPlan      harness.Nodes
 
 	specs   []faults.Spec     // parsed from faults by validate
-	needs   workload.Needs    // the servers the implementations to run need; set by validate
+	needs   servers.Needs     // the servers the implementations to run need; set by validate
 	servers *backends.Servers // opened by start
 	// zkImage and mysqlImage are --zk-image and --mysql-image.
 	zkImage, mysqlImage string
@@ -162,9 +163,8 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.redlockServers, "redlock-servers", backends.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker and --sentinel-docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
-	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
+	o.kindFlags(fs)
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
-	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
 	fs.IntSliceVar(&o.targetPids, "target-pid", nil, "with --target: the process ids of the instances, in --target's order, for the pause-instance fault (SIGSTOP, SIGCONT)")
 	fs.StringSliceVar(&o.targetCtrs, "target-container", nil, "with --target: the Docker containers the instances run in, in --target's order, for the pause-instance fault (docker pause, docker unpause)")
@@ -223,7 +223,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 			return nil, err
 		}
 	}
-	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
+	if err := checkAddrs(o.redis); err != nil {
+		return nil, err
+	}
+	if err := o.checkKindAddrs(); err != nil {
 		return nil, err
 	}
 	if err := o.resolveBackend(fs); err != nil {
@@ -344,7 +347,7 @@ func (o *runOpts) checkLimits(fs *pflag.FlagSet) error {
 		refusal{o.checkTimeout <= 0, "--check-timeout must be positive, got %v", []any{o.checkTimeout}},
 		refusal{o.cmdTimeout < time.Millisecond, "--command-timeout must be at least 1ms, got %v", []any{o.cmdTimeout}},
 		refusal{!o.realRedis() && (fs.Changed("prefix") || o.password != ""), "--prefix and --redis-password apply to a real Redis: give --redis too (or --sentinel)", nil},
-		refusal{o.force && !o.realRedis() && o.mysqlDSN == "", "--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)", nil},
+		refusal{o.force && !o.realRedis() && o.addr(servers.KindMySQL) == "", "--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)", nil},
 	)
 }
 
@@ -352,10 +355,10 @@ func (o *runOpts) checkLimits(fs *pflag.FlagSet) error {
 // service's own Redis, for its faults, when --target gives one.
 func (o *runOpts) resolveNeeds(impls []harness.Impl) {
 	for _, im := range impls {
-		o.needs |= im.Needs()
+		o.needs = o.needs.Union(im.Needs())
 	}
 	if o.target != "" && o.redis != "" {
-		o.needs |= workload.NeedsRedis
+		o.needs = o.needs.Union(servers.Needs{servers.KindRedis})
 	}
 }
 
@@ -416,7 +419,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	for _, im := range o.gate.schedule(impls) {
 		plans = append(plans, o.plan(im, progress))
 	}
-	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, res harness.Result) error {
+	err = harness.RunAll(ctx, &o.servers.Set, plans, func(p harness.Plan, res harness.Result) error {
 		progress.clear()
 		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
@@ -531,8 +534,7 @@ func (o *runOpts) serverOptions() backends.Options {
 		ZooKeeperImage: o.zkImage,
 		MySQLImage:     o.mysqlImage,
 		Docker:         containers.Docker{},
-		ZooKeeper:      o.zk,
-		MySQLDSN:       o.mysqlDSN,
+		Addrs:          o.kindAddrs(),
 		Endpoints:      o.endpoints,
 		TargetPids:     o.targetPids,
 		TargetLockKey:  o.targetLockKey,
@@ -568,11 +570,11 @@ func listensOn(pid int, u *url.URL) error {
 
 // resolveTarget reads --target: the service's instances, one node each.
 func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
-	t, err := workload.ParseEndpoints(o.target)
+	t, err := servers.ParseEndpoints(o.target)
 	if err != nil {
 		return flagErr("target", err)
 	}
-	for _, name := range []string{"impl", "backend", "zk", "mysql-dsn", "prefix", "reentry", "ttl", "hold", "redlock-servers"} {
+	for _, name := range append([]string{"impl", "backend", "prefix", "reentry", "ttl", "hold", "redlock-servers"}, append(kindFlagNames(false), kindFlagNames(true)...)...) {
 		if fs.Changed(name) {
 			return usageErr("--%s does not apply to --target: the service brings its own lock and servers", name)
 		}
@@ -667,7 +669,7 @@ func runErr(ctx context.Context, err error) error {
 		return err
 	case errors.Is(err, workload.ErrPrefixInUse):
 		return flagErr("prefix", err)
-	case errors.Is(err, workload.ErrTablesInUse):
+	case errors.Is(err, sales.ErrTablesInUse):
 		return flagErr("mysql-dsn", err)
 	case errors.Is(err, faults.ErrUnavailable), errors.Is(err, faults.ErrParam):
 		return flagErr("faults", err)
@@ -791,7 +793,7 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 // command rebuilds the command line that reproduces the run, or the
 // matrix when sub is "matrix": every flag that was set, and the seed.
 func (o *runOpts) command(sub string) string {
-	return o.commandLine(sub, nil, nil, o.dsnArg(o.needs))
+	return o.commandLine(sub, nil, nil, o.secretArgs(o.needs))
 }
 
 // notReproduced are the flags no reproduce line carries: the seed comes
@@ -800,14 +802,15 @@ func (o *runOpts) command(sub string) string {
 // process ids and containers are carried: without them the line cannot
 // run, and a process id that names another process by then is refused
 // (listensOn).
-var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
+var notReproduced = []string{"seed", "redis-password", "json", "out", "cpuprofile"}
 
 // commandLine makes the reproduce lines of the run, the matrix and each
 // cell with harness.CommandLine: Program and the subcommand sub (none
 // for run), then set (flags the line must carry with these values, in
 // order), then every other flag given on the command line (o.flags) that
-// skip does not name, then the MySQL DSN (when not empty), then the seed.
-func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn string) string {
+// skip does not name nor carries a secret, then secret (a server's
+// secret flags, masked: secretArgs), then the seed.
+func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, secret [][2]string) string {
 	program := Program
 	if sub != "" {
 		program += " " + sub
@@ -815,7 +818,7 @@ func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn st
 	flags := slices.Clone(set)
 	if o.flags != nil {
 		o.flags.VisitAll(func(f *pflag.Flag) {
-			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) ||
+			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) || slices.Contains(kindFlagNames(true), f.Name) ||
 				slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == f.Name }) {
 				return
 			}
@@ -832,9 +835,7 @@ func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn st
 			}
 		})
 	}
-	if dsn != "" {
-		flags = append(flags, [2]string{"mysql-dsn", dsn})
-	}
+	flags = append(flags, secret...)
 	return harness.CommandLine(program, flags, o.seed)
 }
 
@@ -872,10 +873,10 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 
 // mysqlName names the run's MySQL, "" when it has none.
 func (o *runOpts) mysqlName() string {
-	if o.servers.MySQL == nil {
-		return ""
+	if m := o.servers.Get(servers.KindMySQL); m != nil {
+		return m.Name()
 	}
-	return o.servers.MySQL.Name()
+	return ""
 }
 
 // oneIsZero leaves out of the result a count that is the default one.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,7 +17,7 @@ func NoLock() workload.Sale { return noLock{} }
 
 type noLock struct{ redisStore }
 
-func (noLock) Needs() workload.Needs            { return workload.NeedsRedis }
+func (noLock) Needs() servers.Needs             { return servers.Needs{servers.KindRedis} }
 func (noLock) Guard() workload.Guard            { return workload.Guard{} }
 func (noLock) Supports(workload.Workload) error { return nil }
 func (noLock) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
@@ -29,7 +30,7 @@ func Atomic() workload.Sale { return atomicSale{} }
 
 type atomicSale struct{ redisStore }
 
-func (atomicSale) Needs() workload.Needs { return workload.NeedsRedis }
+func (atomicSale) Needs() servers.Needs  { return servers.Needs{servers.KindRedis} }
 func (atomicSale) Guard() workload.Guard { return workload.Guard{} }
 
 func (atomicSale) Supports(w workload.Workload) error {
@@ -85,16 +86,11 @@ type lockSale struct {
 	lock locks.Impl
 }
 
-func (s lockSale) Needs() workload.Needs {
-	switch s.lock.Uses {
-	case locks.UsesServers:
-		return workload.NeedsRedis | workload.NeedsRedisServers
-	case locks.UsesZooKeeper:
-		return workload.NeedsRedis | workload.NeedsZooKeeper
-	case locks.UsesReplica:
-		return workload.NeedsRedis | workload.NeedsReplica
+func (s lockSale) Needs() servers.Needs {
+	if s.lock.Uses == locks.UsesRedis {
+		return servers.Needs{servers.KindRedis}
 	}
-	return workload.NeedsRedis
+	return servers.Needs{servers.KindRedis, servers.Kind(s.lock.Uses)}
 }
 
 func (s lockSale) Guard() workload.Guard { return workload.Guard{Lock: true, Fenced: s.lock.Fenced} }

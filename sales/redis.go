@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
@@ -137,7 +138,7 @@ type redisStore struct{}
 // Inventory implements workload.Sale.
 func (redisStore) Inventory(env workload.Env) (workload.Inventory, error) {
 	if env.Redis == nil {
-		return nil, workload.ErrNoRedis
+		return nil, servers.ErrMissing
 	}
 	return &redisInventory{c: env.Redis, items: storeKeys(env.Keys)}, nil
 }
@@ -147,12 +148,12 @@ func (redisStore) Inventory(env workload.Env) (workload.Inventory, error) {
 func (v *redisInventory) Prepare(ctx context.Context, stock int64, _ bool) error {
 	for _, s := range storeScripts {
 		if err := s.Load(ctx, v.c).Err(); err != nil {
-			return fmt.Errorf("%w: loading scripts: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: loading scripts: %v", servers.ErrUnreachable, err)
 		}
 	}
 	for _, k := range v.items {
 		if err := v.c.Set(ctx, k.stock, stock, 0).Err(); err != nil {
-			return fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 		}
 	}
 	return nil

@@ -12,8 +12,13 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
+
+// ErrTablesInUse means lockbench's tables already exist in the database
+// and --force was not given.
+var ErrTablesInUse = errors.New("sales: lockbench's tables already exist in the database")
 
 // The tables of a run, created before the sale and dropped after it.
 const (
@@ -135,14 +140,15 @@ func SQLSale(kind SQLKind) workload.Sale { return sqlSale{kind: kind} }
 
 type sqlSale struct{ kind SQLKind }
 
-func (sqlSale) Needs() workload.Needs { return workload.NeedsMySQL }
+func (sqlSale) Needs() servers.Needs  { return servers.Needs{servers.KindMySQL} }
 func (sqlSale) Guard() workload.Guard { return workload.Guard{} }
 
 func (sqlSale) Inventory(env workload.Env) (workload.Inventory, error) {
-	if env.Servers == nil || env.Servers.MySQL == nil {
-		return nil, workload.ErrNoMySQL
+	m, ok := env.Servers.Get(servers.KindMySQL).(*servers.MySQL)
+	if !ok {
+		return nil, fmt.Errorf("%w: MySQL", servers.ErrMissing)
 	}
-	db, err := env.Servers.MySQL.Open(2)
+	db, err := m.Open(2)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,11 @@ func (sqlSale) Inventory(env workload.Env) (workload.Inventory, error) {
 // StartNode gives node n its own MySQL pool, of the run's pool size.
 func (s sqlSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
 	w := n.Workload()
-	db, err := n.Servers().MySQL.Open(w.Pool)
+	m, ok := n.Servers().Get(servers.KindMySQL).(*servers.MySQL)
+	if !ok {
+		return nil, fmt.Errorf("%w: MySQL", servers.ErrMissing)
+	}
+	db, err := m.Open(w.Pool)
 	if err != nil {
 		return nil, err
 	}
@@ -358,10 +368,10 @@ func (v *mysqlInventory) Prepare(ctx context.Context, stock int64, force bool) e
 	var n int
 	err := v.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?, ?)", inventoryTable, ordersTable).Scan(&n)
 	if err != nil {
-		return fmt.Errorf("%w: mysql: %v", workload.ErrUnreachable, err)
+		return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
 	}
 	if n > 0 && !force {
-		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --mysql-dsn", workload.ErrTablesInUse, inventoryTable, ordersTable)
+		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --mysql-dsn", ErrTablesInUse, inventoryTable, ordersTable)
 	}
 	for _, q := range []string{
 		"DROP TABLE IF EXISTS " + inventoryTable + ", " + ordersTable,
@@ -371,11 +381,11 @@ func (v *mysqlInventory) Prepare(ctx context.Context, stock int64, force bool) e
 		"CREATE TABLE " + ordersTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, user INT NOT NULL, UNIQUE KEY one_per_user (user)) ENGINE=InnoDB",
 	} {
 		if _, err := v.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%w: mysql: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
 		}
 	}
 	if _, err := v.db.ExecContext(ctx, "INSERT INTO "+inventoryTable+" (id, stock) VALUES (1, ?)", stock); err != nil {
-		return fmt.Errorf("%w: mysql: %v", workload.ErrUnreachable, err)
+		return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
 	}
 	return nil
 }

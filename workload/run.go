@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
@@ -83,7 +85,7 @@ type Config struct {
 	Sale Sale
 	// Servers are the servers the sale runs on; it uses those its Needs
 	// name.
-	Servers *Servers
+	Servers *servers.Set
 	// Workload is the sale's shape.
 	Workload
 	// Injector, if set, injects faults.
@@ -181,7 +183,7 @@ type run struct {
 	faults                  faultLog
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
 	inv                     Inventory
-	store                   Server // the server that holds the inventory
+	store                   servers.Server // the server that holds the inventory
 	// unread is set when a service under test answered a purchase
 	// without the stock it read.
 	unread atomic.Bool
@@ -239,8 +241,8 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if cfg.Sale == nil {
 		return nil, errors.New("workload: no sale")
 	}
-	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
-		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
+	if missing := cfg.Servers.Missing(cfg.Sale.Needs().Without(servers.KindRedisServers)); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s runs on %s", servers.ErrMissing, cfg.Name, missing)
 	}
 	if err := Supports(cfg.Sale, cfg.Workload); err != nil {
 		return nil, err
@@ -252,16 +254,16 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals(), stride: 1}
 	r.controls = &Controls{r: r}
-	reach, err := cfg.Servers.Reach(cfg.Sale)
+	reach, err := ReachOf(cfg.Servers, cfg.Sale)
 	if err != nil {
 		return nil, err
 	}
 	r.store = reach.Store
-	if cfg.Sale.Needs().Has(NeedsRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(NeedsTarget) {
-		r.admin = newClient(cfg.Servers.Redis, cfg.Servers.Redis.Options())
+	if cfg.Sale.Needs().Has(servers.KindRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(servers.KindTarget) {
+		r.admin = servers.NewClient(cfg.Servers.Redis, cfg.Servers.Redis.Options())
 		defer r.admin.Close()
 	}
-	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(NeedsTarget) {
+	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(servers.KindTarget) {
 		r.keys.lock = k // the service's lock, for the faults that reach it
 		r.keys.locks[0] = k
 	}
@@ -376,7 +378,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	case errors.Is(context.Cause(sale), errNodeLost):
 		lost = context.Cause(sale)
 	case cut == history.CutServerLost:
-		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", ErrUnreachable, backend, r.lostAfter())
+		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", servers.ErrUnreachable, backend, r.lostAfter())
 	case nodeErr != nil:
 		lost = nodeErr
 	}
@@ -391,7 +393,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		if lost != nil {
 			return h, fmt.Errorf("%w; its final state could not be read either (%v)", lost, err)
 		}
-		return h, fmt.Errorf("%w: reading the final state: %v", ErrUnreachable, err)
+		return h, fmt.Errorf("%w: reading the final state: %v", servers.ErrUnreachable, err)
 	}
 	h.Final = final
 	return h, lost
@@ -426,7 +428,7 @@ func newUUID() string {
 // locks).
 func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) {
 	n := &node{id: i, uuid: uuid}
-	if r.cfg.Sale.Needs().Has(NeedsRedis) {
+	if r.cfg.Sale.Needs().Has(servers.KindRedis) {
 		opts := r.cfg.Servers.Redis.Options()
 		opts.PoolSize = r.cfg.Pool
 		if t := r.cfg.CommandTimeout; t > 0 {
@@ -435,17 +437,17 @@ func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) 
 		if rt, ok := r.cfg.Injector.(Router); ok {
 			addr, err := rt.Route(i, opts.Addr)
 			if err != nil {
-				return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+				return n, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 			}
 			opts.Addr = addr
 		}
-		n.client = newClient(r.cfg.Servers.Redis, opts)
+		n.client = servers.NewClient(r.cfg.Servers.Redis, opts)
 		n.client.AddHook(hook{n})
 		n.servers = r.serverClients(n, n.client)
 	}
 	seller, err := r.cfg.Sale.StartNode(ctx, &Node{r: r, n: n})
 	if err != nil {
-		return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		return n, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 	}
 	n.seller = seller
 	if _, ok := seller.(Viewer); r.cfg.Reads > 0 && !ok {

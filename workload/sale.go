@@ -5,36 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/history"
 	"github.com/redis/go-redis/v9"
 )
-
-// Needs are the servers a sale runs on, as a set.
-type Needs uint8
-
-// The servers a sale can need.
-const (
-	// NeedsRedis is a Redis that holds the inventory (and the lock, for a
-	// lock that lives in Redis). The run claims its key prefix there
-	// before the sale and clears it after.
-	NeedsRedis Needs = 1 << iota
-	// NeedsRedisServers is several independent Redis servers for a lock
-	// that runs on many (redlock); the first is the NeedsRedis one.
-	NeedsRedisServers
-	// NeedsZooKeeper is a ZooKeeper for a lock that lives there.
-	NeedsZooKeeper
-	// NeedsMySQL is a MySQL or MariaDB that holds the inventory and
-	// guards the sale itself.
-	NeedsMySQL
-	// NeedsTarget is a running service under test (sales.HTTPSale).
-	NeedsTarget
-	// NeedsReplica is a Redis with a replica, reached through Sentinel,
-	// for a lock that waits for its replica (lua-wait).
-	NeedsReplica
-)
-
-// Has reports whether every server of x is in n.
-func (n Needs) Has(x Needs) bool { return n&x == x }
 
 // Sale is an implementation's sale protocol, the one seam every kind of
 // implementation plugs into: where its inventory lives and how that is
@@ -49,13 +24,13 @@ func (n Needs) Has(x Needs) bool { return n&x == x }
 // Scripted sale (Lua scripts loaded on every Redis its lock runs on).
 type Sale interface {
 	// Needs names the servers the sale runs on.
-	Needs() Needs
+	Needs() servers.Needs
 	// Guard says what guards the sale, for the history's header.
 	Guard() Guard
 	// Inventory is the run's store of the sale, made once per run before
 	// the sale: the engine prepares it, pings it while the sale runs,
-	// audits it and clears it. It fails with ErrNoRedis, ErrNoMySQL or
-	// ErrMissingServer when env lacks its server.
+	// audits it and clears it. It fails with servers.ErrMissing, servers.ErrMissing or
+	// servers.ErrMissing when env lacks its server.
 	Inventory(env Env) (Inventory, error)
 	// StartNode readies node n for the sale (its lock handles, its
 	// connection pool) and returns the node's seller; ctx bounds the
@@ -127,7 +102,7 @@ type Scripted interface {
 // Env is what a sale's Inventory is made of.
 type Env struct {
 	// Servers are the run's servers; the sale uses those its Needs name.
-	Servers *Servers
+	Servers *servers.Set
 	// Redis is the run's own client of its Redis (set-up, audit,
 	// faults), not a node's: nil when the run has none.
 	Redis *redis.Client
@@ -138,7 +113,7 @@ type Env struct {
 }
 
 // Keys are the names a run keeps in Redis, all under its prefix: the
-// run claims the prefix on every Redis a sale that NeedsRedis runs on
+// run claims the prefix on every Redis a sale that servers.KindRedis runs on
 // (refused when it holds keys, unless Workload.Force) and clears it
 // after the sale. An inventory in Redis keeps its own keys under it.
 type Keys struct {

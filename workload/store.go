@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/redis/go-redis/v9"
 )
@@ -47,9 +49,9 @@ func (k *keys) export() Keys {
 func claimPrefix(ctx context.Context, c *redis.Client, prefix string, force bool, i int) error {
 	unreachable := func(err error) error {
 		if i == 0 {
-			return fmt.Errorf("%w: %v", ErrUnreachable, err)
+			return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 		}
-		return fmt.Errorf("%w: server %d: %v", ErrUnreachable, i, err)
+		return fmt.Errorf("%w: server %d: %v", servers.ErrUnreachable, i, err)
 	}
 	n, err := countKeys(ctx, c, prefix)
 	if err != nil {
