@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// NoLock is the sale with nothing guarding it: the seeds' GET, check, SET
+// NoLock is the sale with nothing guarding it: the sources' GET, check, SET
 // races between buyers.
 func NoLock() workload.Sale { return noLock{} }
 
@@ -74,7 +74,7 @@ func (s atomicSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	}
 }
 
-// LockSale is the seeds' sale under a lock: acquire, read the stock and
+// LockSale is the sources' sale under a lock: acquire, read the stock and
 // the user's orders, check, write stock-1 and the order, release. The
 // lock's Uses says which servers it needs besides the inventory's Redis;
 // a lock whose leases carry fencing tokens (Fenced) sells through the
@@ -230,7 +230,7 @@ type redisSeller struct {
 // engine's to close.
 func (s *redisSeller) Close() error { return nil }
 
-// Sell is the sale with nothing guarding it (NoLock): the seeds'
+// Sell is the sale with nothing guarding it (NoLock): the sources'
 // read-modify-write of one item, or of every item of a cart at once.
 func (s *redisSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	if len(a.Cart) > 1 {
@@ -240,7 +240,7 @@ func (s *redisSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	s.sale(ctx, a.Rec(), s.items[a.Items[0]], a.User, 0)
 }
 
-// sale is the seeds' read-modify-write: read the stock (and the user's
+// sale is the sources' read-modify-write: read the stock (and the user's
 // orders), check, write stock-1 and the order. A fencing token above zero
 // sends both through the fenced store.
 func (s *redisSeller) sale(ctx context.Context, rec workload.Recorder, k itemKeys, user string, token uint64) {

@@ -35,13 +35,13 @@ var (
 // itemKeys are one item's keys of the Redis inventory, under the run's
 // prefix.
 type itemKeys struct {
-	stock  string // the inventory counter: seed 003's inventory001
+	stock  string // the inventory counter: source 003's inventory001
 	fence  string // the store's highest fencing token seen
 	orders string // hash: user id → number of orders
 }
 
 // storeKeys returns each item's keys of a run's Redis inventory. One item
-// keeps the seeds' names; item i of several has inventory00(i+1), fence:i
+// keeps the sources' names; item i of several has inventory00(i+1), fence:i
 // and orders:i, so that the items share nothing.
 func storeKeys(k workload.Keys) []itemKeys {
 	p := k.Prefix
@@ -97,7 +97,7 @@ func parseNil(c *redis.StringCmd) (int64, error) {
 }
 
 // write is the sale's second step: SET stock-1 and record the order, two
-// commands in one round trip (not a transaction, as in the seeds). With a
+// commands in one round trip (not a transaction, as in the sources). With a
 // fencing token the store refuses the write when a newer token has been
 // seen; applied says whether it took.
 func write(ctx context.Context, c *redis.Client, k itemKeys, user string, stock int64, token uint64) (applied bool, err error) {

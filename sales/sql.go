@@ -121,7 +121,7 @@ type SQLKind uint8
 
 // The SQL sales.
 const (
-	// SQLConditional is the seeds' single conditional UPDATE:
+	// SQLConditional is the sources' single conditional UPDATE:
 	// stock = stock - 1 WHERE id = ? AND stock >= 1 (001, 002).
 	SQLConditional SQLKind = iota + 1
 	// SQLForUpdate reads the row with SELECT ... FOR UPDATE in a
@@ -130,7 +130,7 @@ const (
 	SQLForUpdate
 	// SQLVersion reads stock and version without a lock, then writes
 	// stock-1 WHERE version is still the one read, retrying on a
-	// conflict: optimistic locking (seed 001 names it).
+	// conflict: optimistic locking (source 001 names it).
 	SQLVersion
 )
 
@@ -211,7 +211,7 @@ func (s *sqlSeller) commit(ctx context.Context, c *sql.Conn, rec workload.Record
 	return true
 }
 
-// conditional is the seeds' conditional UPDATE. The SELECT after it
+// conditional is the sources' conditional UPDATE. The SELECT after it
 // reads, under the row lock the UPDATE took, the stock it left: the sale
 // read one more.
 func (s *sqlSeller) conditional(ctx context.Context, c *sql.Conn, rec workload.Recorder, user int32) bool {
@@ -356,7 +356,7 @@ func commandTimeout(w workload.Workload) time.Duration {
 }
 
 // mysqlInventory is the inventory of a SQL sale: one row of
-// lockbench_inventory (id 1, seed 003's inventory001) and one row of
+// lockbench_inventory (id 1, source 003's inventory001) and one row of
 // lockbench_orders per order, unique per user.
 type mysqlInventory struct {
 	db *sql.DB // the run's own connection: set-up, audit, removal
@@ -377,7 +377,7 @@ func (v *mysqlInventory) Prepare(ctx context.Context, stock int64, force bool) e
 		"DROP TABLE IF EXISTS " + inventoryTable + ", " + ordersTable,
 		// No CHECK on the stock: an oversell must be able to show.
 		"CREATE TABLE " + inventoryTable + " (id INT PRIMARY KEY, stock BIGINT NOT NULL, version BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB",
-		// One order per user (seed 000's 一人一单) is the unique key.
+		// One order per user (source 000's 一人一单) is the unique key.
 		"CREATE TABLE " + ordersTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, user INT NOT NULL, UNIQUE KEY one_per_user (user)) ENGINE=InnoDB",
 	} {
 		if _, err := v.db.ExecContext(ctx, q); err != nil {

@@ -23,16 +23,16 @@ import (
 // Workload is the shape of a sale: buyers, nodes, stock, arrivals, the
 // lease and the bounds on it (harness.Workload is this type).
 type Workload struct {
-	// Clients is the number of buyers (seed 003: 20,000).
+	// Clients is the number of buyers (source 003: 20,000).
 	Clients int
-	// Nodes is the number of service instances (seed 003: two).
+	// Nodes is the number of service instances (source 003: two).
 	Nodes int
 	// Workers bounds each node's request pool (Tomcat's default is 200);
 	// zero gives every buyer its own goroutine.
 	Workers int
 	// Pool is each node's connection pool size.
 	Pool int
-	// Stock is the initial inventory (seed 003: 5,000).
+	// Stock is the initial inventory (source 003: 5,000).
 	Stock int64
 	// Attempts is how many purchases a buyer tries before giving up.
 	Attempts int
@@ -43,13 +43,13 @@ type Workload struct {
 	// arriving at this rate whatever the system does, and their latency
 	// counts from their scheduled arrival. Zero uses Ramp. See Arrivals.
 	Rate float64
-	// TTL is the lock lease; zero uses the implementation's seed default.
+	// TTL is the lock lease; zero uses the implementation's own (locks.Info.DefaultTTL).
 	TTL time.Duration
 	// Hold is the business step inside the critical section, between the
 	// read and the write.
 	Hold time.Duration
 	// Reentry makes each holder acquire its lock again this many levels
-	// deep inside the critical section (seed 003's testLock).
+	// deep inside the critical section (source 003's testLock).
 	Reentry int
 	// Timeout bounds the whole sale; a run cut by it is a liveness failure.
 	Timeout time.Duration
@@ -63,7 +63,7 @@ type Workload struct {
 	// refusing to run.
 	Force bool
 	// Items is how many products are on sale, each with Stock units, its
-	// own counter, orders and lock key; zero or one is the seeds' one
+	// own counter, orders and lock key; zero or one is the sources' one
 	// counter. Buyers' items are drawn from Seed.
 	Items int
 	// Cart is the most items one buyer takes (1 to Cart, drawn from

@@ -16,7 +16,7 @@ import (
 // prepared, audited and cleared (Inventory), how a node readies itself
 // for it (StartNode), and how one attempt buys (Seller), told to a
 // Recorder that owns the attempt's history. Package sales holds
-// lockbench's own: the seeds' read-modify-write under any lock, the sales
+// lockbench's own: the sources' read-modify-write under any lock, the sales
 // without a lock, the SQL sales and the black-box HTTP sale; a sale of a
 // team's own store implements Sale outside lockbench.
 //
@@ -86,7 +86,7 @@ type Viewer interface {
 
 // Supporter is a Sale that runs more than one item to buyers only:
 // several items, carts and readers (Workload.Items, Cart, Reads). A Sale
-// that is not one runs the seeds' one item, every buyer buying.
+// that is not one runs the sources' one item, every buyer buying.
 type Supporter interface {
 	// Supports says whether the sale can run w's items, carts and
 	// readers; its error wraps ErrWorkload.

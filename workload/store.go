@@ -25,7 +25,7 @@ type keys struct {
 }
 
 // newKeys returns the keys of a sale of n items. One item keeps the
-// seeds' name, lock; item i of several has lock:i, so that the items
+// sources' name, lock; item i of several has lock:i, so that the items
 // share nothing.
 func newKeys(prefix string, n int) keys {
 	k := keys{prefix: prefix, lock: prefix + "lock"}
