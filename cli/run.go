@@ -313,9 +313,11 @@ func (o *runOpts) checkLoad(fs *pflag.FlagSet) error {
 		refusal{o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond), "--ttl must be at least 1ms (or 0 for each source's default), got %v", []any{o.ttl}},
 		refusal{o.hold < 0, "--hold must not be negative, got %v", []any{o.hold}},
 		refusal{o.reentry < 0, "--reentry must not be negative, got %d", []any{o.reentry}},
-		refusal{o.items < 1 || o.items > 1000, "--items must be between 1 and 1000, got %d", []any{o.items}},
-		refusal{o.cart < 1 || o.cart > o.items, "--cart must be between 1 and --items (%d), got %d", []any{o.items, o.cart}},
-		refusal{o.reads < 0 || o.reads > 100, "--reads is a percentage of the buyers, 0 to 100, got %d", []any{o.reads}},
+		// 0 items or a cart of 0 is the library's default (one); on the
+		// command line it is a mistake. The upper bounds are the library's
+		// (workload.Supports, checkImpls).
+		refusal{o.items < 1, "--items must be at least 1, got %d", []any{o.items}},
+		refusal{o.cart < 1, "--cart must be at least 1, got %d", []any{o.cart}},
 		refusal{o.workers < 0, "--workers must not be negative, got %d", []any{o.workers}},
 	)
 }
@@ -323,17 +325,28 @@ func (o *runOpts) checkLoad(fs *pflag.FlagSet) error {
 // checkNodeFlags checks where the nodes run (--node-mode and the flags
 // that go with it) and the clock error they widen the history by.
 func (o *runOpts) checkNodeFlags(fs *pflag.FlagSet) error {
-	// Whether nodes in processes can drive a service under test is the
-	// workload's to say; the flags name the reason here.
-	service := o.target != "" && workload.SupportsNodes(o.nodeMode, harness.Service().Name, harness.Service().Sale, nil) != nil
+	// Whether nodes in processes can drive a service under test, or reach
+	// a Redis through Sentinel, is the workload's to say: the refusal is
+	// its own, named after the flag.
+	var nodesRefused error
+	switch {
+	case o.nodeMode == "inproc":
+	case o.target != "":
+		nodesRefused = workload.SupportsNodes(o.nodeMode, harness.Service().Name, harness.Service().Sale, nil)
+	case o.backendKind == "sentinel" || o.sentinel != "":
+		nodesRefused = workload.NodesOnFailover(o.nodeMode)
+	}
+	why := ""
+	if nodesRefused != nil {
+		why = strings.TrimPrefix(nodesRefused.Error(), workload.ErrNodesUnsupported.Error()+": ")
+	}
 	return firstRefusal(
 		refusal{!slices.Contains(nodeModes, o.nodeMode), "--node-mode must be one of %s, got %q", []any{strings.Join(nodeModes, ", "), o.nodeMode}},
 		refusal{o.nodeMode == "remote" && o.listen == "", "--node-mode=remote needs --coordinator-listen=HOST:PORT, where its nodes (lockbench node --coordinator=...) dial in", nil},
 		refusal{fs.Changed("node-image") && o.nodeMode != "docker", "--node-image is for --node-mode=docker", nil},
 		refusal{o.nodeMode == "docker" && o.nodeImage == "", "--node-image must not be empty", nil},
 		refusal{o.listen != "" && o.nodeMode != "remote", "--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice", nil},
-		refusal{o.nodeMode != "inproc" && (o.backendKind == "sentinel" || o.sentinel != ""), "--node-mode=%s: the Sentinel topology's clients are not carried to nodes in processes yet; use --node-mode=inproc with Sentinel", []any{o.nodeMode}},
-		refusal{o.nodeMode != "inproc" && service, "--node-mode=%s drives lockbench's own sales; with --target the service's instances are the processes", []any{o.nodeMode}},
+		refusal{nodesRefused != nil, "--node-mode=%s: %s", []any{o.nodeMode, why}},
 		refusal{o.clockError < 0, "--clock-error must not be negative, got %v", []any{o.clockError}},
 	)
 }

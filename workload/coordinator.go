@@ -47,9 +47,16 @@ func SupportsNodes(mode, name string, sale Sale, set *servers.Set) error {
 		return fmt.Errorf("%w: %s runs on a Sentinel topology, which nodes in processes (--node-mode=%s) do not reach yet: use --node-mode=inproc", ErrNodesUnsupported, name, mode)
 	}
 	if _, ok := set.Get(servers.KindRedis).(servers.Failover); ok && needs.Has(servers.KindRedis) {
-		return fmt.Errorf("%w: the Sentinel topology's clients are not carried to nodes in processes (--node-mode=%s) yet: use --node-mode=inproc", ErrNodesUnsupported, mode)
+		return NodesOnFailover(mode)
 	}
 	return nil
+}
+
+// NodesOnFailover is the refusal of nodes in processes (a Launcher of the
+// mode named) on a Redis reached through Sentinel: the failover client's
+// way to the primary is not carried to them. It wraps ErrNodesUnsupported.
+func NodesOnFailover(mode string) error {
+	return fmt.Errorf("%w: the Sentinel topology's clients are not carried to nodes in processes (--node-mode=%s) yet: use --node-mode=inproc with Sentinel", ErrNodesUnsupported, mode)
 }
 
 // coordinator runs a sale's nodes as processes: it launches them, sends

@@ -139,6 +139,9 @@ var ErrWorkload = errors.New("workload: not for this sale")
 // not to have happened.
 var ErrNotSent = errors.New("workload: not sent")
 
+// MaxItems is the most items a sale runs.
+const MaxItems = 1000
+
 // Supports says whether s can run w's items, carts and readers: w's
 // bounds, then the sale's own word (Supporter); a sale that is not a
 // Supporter runs one item, every buyer buying. The error wraps
@@ -146,10 +149,12 @@ var ErrNotSent = errors.New("workload: not sent")
 func Supports(s Sale, w Workload) error {
 	items := max(1, w.Items)
 	switch {
+	case w.Items < 0 || w.Items > MaxItems:
+		return fmt.Errorf("%w: items must be between 1 and %d, got %d", ErrWorkload, MaxItems, w.Items)
 	case w.Reads < 0 || w.Reads > 100:
-		return fmt.Errorf("%w: reads is a percentage, got %d", ErrWorkload, w.Reads)
-	case w.Cart > items:
-		return fmt.Errorf("%w: a cart of up to %d items from %d", ErrWorkload, w.Cart, items)
+		return fmt.Errorf("%w: reads is a percentage of the buyers, 0 to 100, got %d", ErrWorkload, w.Reads)
+	case w.Cart < 0 || w.Cart > items:
+		return fmt.Errorf("%w: a cart must hold between 1 and the items (%d), got %d", ErrWorkload, items, w.Cart)
 	}
 	if sp, ok := s.(Supporter); ok {
 		return sp.Supports(w)
