@@ -592,6 +592,21 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 			return usageErr("--%s does not apply to --target: the service brings its own lock and servers", name)
 		}
 	}
+	if err := o.checkInstanceControls(t); err != nil {
+		return err
+	}
+	if fs.Changed("nodes") && o.nodes != len(t) {
+		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
+	}
+	o.endpoints, o.nodes = t, len(t)
+	return nil
+}
+
+// checkInstanceControls checks what lockbench is given to act on the
+// service's instances (--target-pid, --target-container, --target-start,
+// --target-redis-via, --target-lock-key): one per instance, in --target's
+// order, each what it claims to be.
+func (o *runOpts) checkInstanceControls(t servers.Endpoints) error {
 	if len(o.targetPids) > 0 && len(o.targetPids) != len(t) {
 		return usageErr("--target-pid gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetPids), "pid"), words.Count(len(t), "instance"))
 	}
@@ -621,10 +636,6 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if o.targetLockKey != "" && o.redis == "" {
 		return usageErr("--target-lock-key needs --redis, the address of the service's Redis")
 	}
-	if fs.Changed("nodes") && o.nodes != len(t) {
-		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
-	}
-	o.endpoints, o.nodes = t, len(t)
 	return nil
 }
 
