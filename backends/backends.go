@@ -202,7 +202,7 @@ func Open(ctx context.Context, o Options, needs servers.Needs) (*Servers, error)
 	for _, k := range needs {
 		info, ok := servers.Lookup(k)
 		if !ok {
-			continue // Redis and the service under test, above
+			continue // Redis in all its shapes and the service under test, above; a kind no one registered stays missing, for harness.Check to refuse
 		}
 		srv, undo, err := o.open(ctx, info)
 		if err != nil {

@@ -75,7 +75,7 @@ func flagErr(flag string, err error) error {
 // The error itself, for errors.Is, is kept by the callers.
 func plain(err error) string {
 	msg := err.Error()
-	for _, pkg := range []string{"faults", "workload", "locks", "reports", "htmlreport", "history", "checker", "harness", "matrix", "sentinels", "containers"} {
+	for _, pkg := range []string{"faults", "workload", "locks", "reports", "htmlreport", "history", "checker", "harness", "matrix", "sentinels", "containers", "servers", "sales", "backends", "nodeproto"} {
 		if m, ok := strings.CutPrefix(msg, pkg+": "); ok {
 			return m
 		}

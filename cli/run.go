@@ -346,7 +346,7 @@ func (o *runOpts) checkNodeFlags(fs *pflag.FlagSet) error {
 		refusal{fs.Changed("node-image") && o.nodeMode != "docker", "--node-image is for --node-mode=docker", nil},
 		refusal{o.nodeMode == "docker" && o.nodeImage == "", "--node-image must not be empty", nil},
 		refusal{o.listen != "" && o.nodeMode != "remote", "--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice", nil},
-		refusal{nodesRefused != nil, "--node-mode=%s: %s", []any{o.nodeMode, why}},
+		refusal{nodesRefused != nil, "%s", []any{why}},
 		refusal{o.clockError < 0, "--clock-error must not be negative, got %v", []any{o.clockError}},
 	)
 }
@@ -821,8 +821,8 @@ func (o *runOpts) command(sub string) string {
 }
 
 // notReproduced are the flags no reproduce line carries: the seed comes
-// last on its own, secrets are never printed (the DSN is written by
-// dsnArg), and outputs belong to the run that wrote them. The instances'
+// last on its own, secrets are never printed (a DSN is written masked
+// by secretArgs), and outputs belong to the run that wrote them. The instances'
 // process ids and containers are carried: without them the line cannot
 // run, and a process id that names another process by then is refused
 // (listensOn).

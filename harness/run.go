@@ -90,7 +90,7 @@ type Nodes struct {
 }
 
 // Sentinel errors of Run, matched with errors.Is; the workload's
-// (servers.ErrUnreachable, ErrPrefixInUse, ErrTablesInUse) and the
+// (servers.ErrUnreachable, workload.ErrPrefixInUse, sales.ErrTablesInUse) and the
 // faults' (faults.ErrUnavailable, ErrParam) come through as they are.
 var (
 	// ErrPlan means the plan cannot run: no sale, a reentry the lock

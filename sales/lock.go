@@ -112,7 +112,7 @@ func (s lockSale) StartNode(ctx context.Context, n *workload.Node) (workload.Sel
 	if s.lock.New == nil {
 		return nil, errors.New("sales: lock " + s.lock.Name + " has no New")
 	}
-	env, err := n.LockEnv()
+	env, err := n.LockEnv(s.lock.Uses)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func (e *Embedded) tick() {
 func (e *Embedded) Name() string { return "embedded (miniredis)" }
 
 // InProcess marks the embedded server as running inside this process:
-// never lost, its slowness the process's own (see InProcess).
+// never lost, its slowness the process's own.
 func (e *Embedded) InProcess() {}
 
 // Version implements Server: the embedded server is miniredis.

@@ -71,6 +71,13 @@ type Portable interface {
 	Spec() string
 }
 
+// InProcess is a Server that runs inside lockbench's own process (the
+// embedded server): it cannot be lost, and its silence is the process's
+// own starvation, which the run's health records instead.
+type InProcess interface {
+	InProcess()
+}
+
 // Host is what runs a server lockbench started or controls, a container
 // or a process: it says where the server runs, and it can pause it.
 type Host interface {

@@ -39,7 +39,7 @@ func (r *run) lockBackends() []servers.Backend {
 	return []servers.Backend{b}
 }
 
-// claimServers readies every Redis of a sale that servers.KindRedis, the main
+// claimServers readies every Redis of a sale that needs Redis, the main
 // one first: the run's prefix free (or cleared with Force), the lock's
 // scripts (Scripted) loaded. It returns the function that clears the
 // prefix on each server it claimed after the sale; on any other, and for

@@ -133,8 +133,8 @@ func (c *Controls) RestartServer(ctx context.Context) error {
 // PauseInstance stops instance i of a service under test for d, as a
 // stop-the-world pause would, and returns when it runs again or ctx ends
 // (it is resumed then too): SIGSTOP and SIGCONT of its process, or docker
-// pause and unpause of its container. It fails with ErrUnsupported when
-// neither is known.
+// pause and unpause of its container. It fails with servers.ErrUnsupported
+// when neither is known.
 //
 // frozen, if not nil, is called once the instance is stopped (a docker
 // pause can take a while to take hold), and the function it returns just

@@ -49,6 +49,17 @@ func SupportsNodes(mode, name string, sale Sale, set *servers.Set) error {
 	if _, ok := set.Get(servers.KindRedis).(servers.Failover); ok && needs.Has(servers.KindRedis) {
 		return NodesOnFailover(mode)
 	}
+	for k, srv := range set.Others() {
+		if !needs.Has(k) {
+			continue
+		}
+		info, known := servers.Lookup(k)
+		_, addressed := srv.(servers.Addressed)
+		_, portable := srv.(servers.Portable)
+		if !known || info.Node == nil || !addressed && !portable {
+			return fmt.Errorf("%w: %s is not carried to nodes in processes (--node-mode=%s): use --node-mode=inproc", ErrNodesUnsupported, srv.Name(), mode)
+		}
+	}
 	return nil
 }
 

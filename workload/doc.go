@@ -17,17 +17,22 @@
 // and each Attempt, told to a Recorder per item. Package sales holds
 // lockbench's own (the sources' sale under any lock, the sales without one,
 // SQL, the black-box HTTP sale); this package never imports it.
-// The servers a sale runs on are Servers: a Redis Backend (embedded,
-// external or a Cluster of independent ones), a ZooKeeperServer, a MySQL
-// and the Endpoints of a service under test, each a Server; the Reach of
-// a run is what its faults can act on.
+// The servers a sale runs on are package servers' (a servers.Set): the
+// engine knows them by their capabilities, never their kind. The Reach of
+// a run (ReachOf) is what its faults can act on; a lock on a server other
+// than Redis is given its addresses routed through the node's fault proxy
+// (locks.Env.Remote), and a sale reaches such a store the same way
+// (Node.Server).
 //
 // The files follow the concerns: run.go is the engine (Run, the nodes,
 // the arrival loop), arrivals.go the arrival processes, buyer.go a buyer's
 // attempts, sale.go the Sale seam, handles.go the Node and Attempt a sale
 // is given, recorder.go the Recorder and the history record, store.go the
 // run's keys, progress.go the progress snapshots, node.go and controls.go
-// the nodes and the levers faults pull; coordinator.go runs nodes in
+// the nodes and the levers faults pull, reach.go what faults can act on,
+// remote.go a node's routed way to a server, target.go a service under
+// test's relays and protocol error, errors.go the engine's errors;
+// coordinator.go runs nodes in
 // processes of their own (a Launcher's) and nodeside.go is a node's side,
 // both speaking package nodeproto's protocol.
 package workload

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/servers"
@@ -36,9 +37,30 @@ func (n *Node) Now() time.Time { return n.n.now() }
 // reentry, items.
 func (n *Node) Workload() Workload { return n.r.cfg.Workload }
 
-// Servers are the run's servers (the MySQL of a SQL sale, the Targets of
-// a service under test).
+// Servers are the run's servers as the run holds them (the MySQL of a
+// SQL sale, the Endpoints of a service under test). A sale whose store
+// its clients dial by address reaches it through Server instead, so that
+// the node's link faults reach it.
 func (n *Node) Servers() *servers.Set { return n.r.cfg.Servers }
+
+// Server is the run's server of kind k as the node reaches it: an
+// Addressed server rebuilt (by its kind's KindInfo.Node) from its
+// addresses routed through the node's fault proxy, so that latency,
+// partition and cut-link reach the node's link to it; any other as the
+// run holds it; nil when the run has none.
+func (n *Node) Server(k servers.Kind) (servers.Server, error) {
+	srv := n.r.cfg.Servers.Get(k)
+	a, ok := srv.(servers.Addressed)
+	info, known := servers.Lookup(k)
+	if !ok || !known || info.Node == nil {
+		return srv, nil
+	}
+	addrs, err := n.r.routed(n.n, a.Addrs())
+	if err != nil {
+		return nil, err
+	}
+	return info.Node(strings.Join(addrs, ","))
+}
 
 // Keys are the run's keys.
 func (n *Node) Keys() Keys { return n.r.keys.export() }
@@ -75,13 +97,14 @@ func (n *Node) Admit(ctx context.Context, cmds int64) error {
 	return hook{n.n}.admit(ctx, cmds)
 }
 
-// LockEnv is the environment of the node's handle on a lock (locks.Env):
-// the node's id, its Redis client and those of a lock's other servers,
-// the lease, its clock, its probe points, its way to the server the lock lives on when that
-// is not Redis (Remote); Key
-// is item 0's lock key, Keys unset (see Keys).
-func (n *Node) LockEnv() (locks.Env, error) {
-	remote, err := n.r.remoteEnv(n.n)
+// LockEnv is the environment of the node's handle on a lock that lives
+// on uses (locks.Env): the node's id, its Redis client and those of a
+// lock's other servers, the lease, its clock, its probe points, and its
+// way to the server of kind uses when that is not Redis (Remote, routed
+// through the node's fault proxy); Key is item 0's lock key, Keys unset
+// (see Keys).
+func (n *Node) LockEnv(uses locks.Uses) (locks.Env, error) {
+	remote, err := n.r.remoteEnv(n.n, servers.Kind(uses))
 	if err != nil {
 		return locks.Env{}, err
 	}

@@ -25,7 +25,7 @@ type Launcher interface {
 }
 
 // Process is a node's process as its launcher controls it. A method the
-// launcher cannot do fails with ErrUnsupported, and the coordinator does
+// launcher cannot do fails with servers.ErrUnsupported, and the coordinator does
 // what it can from inside the node instead.
 type Process interface {
 	// Stop freezes the whole process (SIGSTOP, docker pause) and returns

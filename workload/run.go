@@ -234,7 +234,7 @@ func (r *run) initSlots(c int32, node int) {
 }
 
 // Run sells the stock to the buyers and returns what happened. The error
-// is for infrastructure only (ErrUnreachable, ErrPrefixInUse); a lock that
+// is for infrastructure only (servers.ErrUnreachable, ErrPrefixInUse); a lock that
 // fails shows in the history, not here. When ctx ends or Timeout passes
 // the sale is cut short, and the history holds what was recorded.
 func Run(ctx context.Context, cfg Config) (*history.History, error) {

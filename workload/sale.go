@@ -29,8 +29,8 @@ type Sale interface {
 	Guard() Guard
 	// Inventory is the run's store of the sale, made once per run before
 	// the sale: the engine prepares it, pings it while the sale runs,
-	// audits it and clears it. It fails with servers.ErrMissing, servers.ErrMissing or
-	// servers.ErrMissing when env lacks its server.
+	// audits it and clears it. It fails with servers.ErrMissing when
+	// env lacks its server.
 	Inventory(env Env) (Inventory, error)
 	// StartNode readies node n for the sale (its lock handles, its
 	// connection pool) and returns the node's seller; ctx bounds the
@@ -54,8 +54,9 @@ type Guard struct {
 // before the sale, pinged while it runs, audited after it, then cleared.
 type Inventory interface {
 	// Prepare sets every item's stock, with no order. It fails with
-	// ErrPrefixInUse or ErrTablesInUse when the place is taken and force
-	// is false, with ErrUnreachable when the server does not answer.
+	// ErrPrefixInUse (or the sale's own error: sales.ErrTablesInUse) when
+	// the place is taken and force is false, with servers.ErrUnreachable
+	// when the server does not answer.
 	Prepare(ctx context.Context, stock int64, force bool) error
 	// Audit reads the final state: the stock and every user's orders (of
 	// each item and their sums, for a sale of several).
@@ -113,7 +114,7 @@ type Env struct {
 }
 
 // Keys are the names a run keeps in Redis, all under its prefix: the
-// run claims the prefix on every Redis a sale that servers.KindRedis runs on
+// run claims the prefix on every Redis a sale that needs Redis runs on
 // (refused when it holds keys, unless Workload.Force) and clears it
 // after the sale. An inventory in Redis keeps its own keys under it.
 type Keys struct {

@@ -42,19 +42,12 @@ func (r *run) quiet(d time.Duration) {
 	}
 }
 
-// InProcess is a Server that runs inside lockbench's own process (the
-// embedded server): it cannot be lost, and its silence is the process's
-// own starvation, which the run's health records instead.
-type InProcess interface {
-	InProcess()
-}
-
 // watch asks the inventory's server every watchEvery whether it answers,
 // and calls lose once it has not for lostAfter (less the time a fault
 // silenced it), until ctx ends. A server that runs in this process is
 // never lost: its round trips go to the run's health.
 func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
-	_, inProcess := r.store.(InProcess)
+	_, inProcess := r.store.(servers.InProcess)
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	var lastOK atomic.Int64
