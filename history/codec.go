@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -304,11 +305,34 @@ func ReadFile(path string) (*History, error) { return Key(nil).ReadFile(path) }
 // ReadFile reads the history at path as the package's ReadFile does, and
 // verifies its signature when k is not empty.
 func (k Key) ReadFile(path string) (*History, error) {
-	f, size, err := OpenRegular(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return k.readOpened(f, err, path)
+}
+
+// ReadFileIn reads the history name in dir, as ReadFile does, refusing a
+// name that leaves dir: an absolute path, a "..", or a symbolic link out
+// of it (see os.Root).
+func (k Key) ReadFileIn(dir, name string) (*History, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return k.readOpened(f, err, filepath.Join(dir, name))
+}
+
+// readOpened reads the history of f, opened from path (or not: err),
+// if it is a regular file.
+func (k Key) readOpened(f *os.File, err error, path string) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	size, err := regularSize(f, path)
+	if err != nil {
+		return nil, err
+	}
 	h, err := k.read(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -325,16 +349,25 @@ func OpenRegular(path string) (*os.File, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	st, err := f.Stat()
+	size, err := regularSize(f, path)
 	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fileKind(st.Mode()))
+	return f, size, nil
+}
+
+// regularSize returns the size of f, opened from path, if it is a
+// regular file, and ErrNotRegular otherwise.
+func regularSize(f *os.File, path string) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
 	}
-	return f, st.Size(), nil
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fileKind(st.Mode()))
+	}
+	return st.Size(), nil
 }
 
 // fileKind names the kind of a file that is not regular.
