@@ -213,7 +213,7 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
-		if err := writeRunReport(o.out, stderr); err != nil {
+		if err := writeRunReport(o.out, result, nil, stderr); err != nil {
 			return err
 		}
 	}
