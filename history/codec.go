@@ -217,10 +217,13 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 	return h, nil
 }
 
+// newline ends every line hashed.
+var newline = []byte{'\n'}
+
 // hashLine adds one line and its newline to the digest.
 func hashLine(sum hash.Hash, b []byte) {
 	sum.Write(b)
-	sum.Write([]byte{'\n'})
+	sum.Write(newline)
 }
 
 // prealloc is how many operations to make room for: what the header
