@@ -106,20 +106,8 @@ func (d *opDecoder) name() ([]byte, bool) {
 // zero, no plus sign), with no fraction or exponent.
 func (d *opDecoder) int(lo, hi int64) (int64, bool) {
 	neg := d.byte('-')
-	from := d.i
-	var u uint64
-	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-		if u > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(d.b[d.i]-'0')
-		d.i++
-	}
-	n := d.i - from
-	if n == 0 || (n > 1 && d.b[from] == '0') {
-		return 0, false
-	}
-	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+	u, ok := d.uint()
+	if !ok {
 		return 0, false
 	}
 	var v int64
@@ -137,7 +125,8 @@ func (d *opDecoder) int(lo, hi int64) (int64, bool) {
 	return v, true
 }
 
-// uint reads a non-negative integer that fits a uint64.
+// uint reads the digits of a non-negative integer that fits a uint64,
+// in JSON's grammar, with no fraction or exponent.
 func (d *opDecoder) uint() (uint64, bool) {
 	from := d.i
 	var u uint64
@@ -192,21 +181,13 @@ func (d *opDecoder) field(key []byte, op *Op) bool {
 	var at *int64
 	switch string(key) {
 	case "client":
-		v, ok := d.int(math.MinInt32, math.MaxInt32)
-		op.Client = int32(v)
-		return ok
+		return intField(d, &op.Client, math.MinInt32, math.MaxInt32)
 	case "attempt":
-		v, ok := d.int(math.MinInt16, math.MaxInt16)
-		op.Attempt = int16(v)
-		return ok
+		return intField(d, &op.Attempt, math.MinInt16, math.MaxInt16)
 	case "node":
-		v, ok := d.int(math.MinInt16, math.MaxInt16)
-		op.Node = int16(v)
-		return ok
+		return intField(d, &op.Node, math.MinInt16, math.MaxInt16)
 	case "item":
-		v, ok := d.int(math.MinInt32, math.MaxInt32)
-		op.Item = int32(v)
-		return ok
+		return intField(d, &op.Item, math.MinInt32, math.MaxInt32)
 	case "stock":
 		at = &op.Stock
 	case "arrival":
@@ -238,13 +219,9 @@ func (d *opDecoder) field(key []byte, op *Op) bool {
 		op.Token = v
 		return ok
 	case "shared":
-		v, ok := d.bool()
-		op.Shared = v
-		return ok
+		return boolField(d, &op.Shared)
 	case "lost":
-		v, ok := d.bool()
-		op.Lost = v
-		return ok
+		return boolField(d, &op.Lost)
 	case "write":
 		v, ok := d.enum(writeNames[:])
 		op.Write = WriteState(v)
@@ -258,5 +235,19 @@ func (d *opDecoder) field(key []byte, op *Op) bool {
 	}
 	v, ok := d.int(math.MinInt64, math.MaxInt64)
 	*at = v
+	return ok
+}
+
+// intField reads an integer within [lo, hi] into p.
+func intField[T int16 | int32](d *opDecoder, p *T, lo, hi int64) bool {
+	v, ok := d.int(lo, hi)
+	*p = T(v)
+	return ok
+}
+
+// boolField reads true or false into p.
+func boolField(d *opDecoder, p *bool) bool {
+	v, ok := d.bool()
+	*p = v
 	return ok
 }
