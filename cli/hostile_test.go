@@ -107,6 +107,9 @@ func TestSignedHistory(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("a key of the run, long enough\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "short.key"), []byte("too short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("LOCKBENCH_TEST_OTHER_KEY", "another key, as long as the first")
 	out := filepath.Join(dir, "run")
 	code, _, errOut := lockbench(t, "--impl=lua", "--clients=40", "--stock=10", "--ramp=100ms", "--out="+out, "--sign-key=file:"+keyFile)
@@ -121,5 +124,8 @@ func TestSignedHistory(t *testing.T) {
 		{[]string{"check", "../history/testdata/ok.jsonl", "--sign-key=" + keyFile}, "not signed"},
 		{[]string{"check", out, "--sign-key=env:LOCKBENCH_TEST_NO_SUCH_KEY"}, "--sign-key: environment variable LOCKBENCH_TEST_NO_SUCH_KEY is not set"},
 		{[]string{"check", out, "--sign-key=/dev/null"}, "--sign-key"},
+		{[]string{"check", out, "--sign-key=file:" + filepath.Join(dir, "short.key")}, "--sign-key"},
+		{[]string{"--impl=lua", "--sign-key=file:" + keyFile}, "give --out too"},
+		{[]string{"matrix", "--sign-key=file:" + keyFile}, "--sign-key"},
 	})
 }

@@ -233,6 +233,9 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
 	}
+	if o.signSpec != "" && o.out == "" {
+		return nil, usageErr("--sign-key signs the histories --out writes: give --out too")
+	}
 	if o.signKey, err = loadSignKey(o.signSpec); err != nil {
 		return nil, flagErr("sign-key", err)
 	}
