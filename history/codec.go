@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -145,16 +144,15 @@ const maxLine = 64 << 20
 
 // read reads a history of size bytes (-1 when not known).
 func (k Key) read(r io.Reader, size int64) (*History, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
+	dg := newDigester(r)
+	defer dg.Sum(-1)
+	sc := newLineScanner(dg)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("%w: first line: %v", ErrFormat, err)
 		}
 		return nil, fmt.Errorf("%w: empty file", ErrFormat)
 	}
-	sum := sha256.New()
-	hashLine(sum, sc.Bytes())
 	var p preamble
 	if err := strict(sc.Bytes(), &p); err != nil {
 		return nil, fmt.Errorf("%w: first line: %v", ErrFormat, err)
@@ -171,6 +169,7 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 	h := &History{Header: p.Header, Final: p.Final, Faults: p.Faults}
 	h.Ops = make([]Op, 0, prealloc(&h.Header, size))
 	var tr *Trailer
+	var records int64 // where the trailer's line starts: the records end there
 	line := 1
 	for sc.Scan() {
 		line++
@@ -179,14 +178,16 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 			return nil, fmt.Errorf("%w: line %d follows the trailer", ErrFormat, line)
 		}
 		if bytes.HasPrefix(b, trailerPrefix) {
+			if len(b) >= maxTrailer {
+				return nil, fmt.Errorf("%w: line %d: bad trailer: %d bytes, at most %d", ErrFormat, line, len(b), maxTrailer-1)
+			}
 			var t trailerLine
 			if err := strict(b, &t); err != nil || t.Trailer == nil {
 				return nil, fmt.Errorf("%w: line %d: bad trailer: %v", ErrFormat, line, err)
 			}
-			tr = t.Trailer
+			tr, records = t.Trailer, sc.start
 			continue
 		}
-		hashLine(sum, b)
 		h.Ops = append(h.Ops, Op{})
 		op := &h.Ops[len(h.Ops)-1]
 		if !decodeOp(b, op) {
@@ -205,7 +206,7 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 	case tr.Ops != len(h.Ops):
 		return nil, fmt.Errorf("%w: incomplete: the trailer counts %d operations, the file holds %d", ErrFormat, tr.Ops, len(h.Ops))
 	}
-	if err := k.verify(h, tr, sum.Sum(nil)); err != nil {
+	if err := k.verify(h, tr, dg.Sum(records)); err != nil {
 		return nil, err
 	}
 	if err := Validate(h); err != nil {
@@ -215,15 +216,6 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 		return nil, err
 	}
 	return h, nil
-}
-
-// newline ends every line hashed.
-var newline = []byte{'\n'}
-
-// hashLine adds one line and its newline to the digest.
-func hashLine(sum hash.Hash, b []byte) {
-	sum.Write(b)
-	sum.Write(newline)
 }
 
 // prealloc is how many operations to make room for: what the header

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 )
 
 // okLines returns testdata/ok.jsonl's lines before its trailer.
@@ -245,4 +247,29 @@ func TestCheckClock(t *testing.T) {
 func digestOf(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// TestDigestWhateverTheReads: the digest, computed beside the decoding
+// on chunks as they are read, is the same however the reads are cut.
+func TestDigestWhateverTheReads(t *testing.T) {
+	ok, err := os.ReadFile(filepath.Join("testdata", "ok.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		r    io.Reader
+	}{
+		{"one byte at a time", iotest.OneByteReader(bytes.NewReader(ok))},
+		{"half of each read", iotest.HalfReader(bytes.NewReader(ok))},
+		{"data with EOF", iotest.DataErrReader(bytes.NewReader(ok))},
+		{"whole", bytes.NewReader(ok)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Read(tt.r); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
