@@ -80,7 +80,7 @@ var itemFixtures = map[string]func() *history.History{
 	"bad-item-oversell.jsonl": func() *history.History {
 		a := on(1, stale(0, 2, 0, history.Applied, history.Sold))
 		return &history.History{
-			Header: itemsHeader("lua", 2, 4, 2, 1),
+			Header: itemsHeader("lua", 2, 3, 2, 1),
 			Final:  finals(history.Final{Stock: 1, Orders: 1}, history.Final{Stock: 1, Orders: 2}),
 			Ops:    []history.Op{a, on(1, sold(1, 20, 2)), on(0, sold(2, 20, 2))},
 		}

@@ -162,7 +162,7 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 		result.Config.Extra["repeat"] = strconv.Itoa(g.repeat)
 	}
 	if o.out != "" {
-		writeVisualizations(o.out, result, o.checkTimeout, stderr)
+		writeVisualizations(o.out, result, o.held, o.checkTimeout, stderr)
 	}
 	err := finish(ctx, result, o.out, o.json, detailOf(o.verbose), stdout)
 	var ee *exitError
@@ -170,7 +170,7 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 		return err
 	}
 	if o.out != "" {
-		if werr := writeRunReport(o.out, stderr); werr != nil {
+		if werr := writeRunReport(o.out, result, o.held, stderr); werr != nil {
 			return werr
 		}
 	}

@@ -76,9 +76,10 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 }
 
 // runsOnly are the run's flags the matrix refuses: a cell is judged
-// against the truth table, not a baseline, and the matrix prints cells,
-// not notes (--verbose).
-var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose"}
+// against the truth table, not a baseline, the matrix prints cells,
+// not notes (--verbose), and its histories are not signed yet
+// (--sign-key).
+var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose", "sign-key"}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts
@@ -213,7 +214,7 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
-		if err := writeRunReport(o.out, stderr); err != nil {
+		if err := writeRunReport(o.out, result, nil, stderr); err != nil {
 			return err
 		}
 	}

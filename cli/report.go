@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,15 +83,17 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeRunReport writes dir/report.html, the report of the result saved
-// in dir, and says where on stderr. The error is an exitError.
-func writeRunReport(dir string, stderr io.Writer) error {
+// writeRunReport writes dir/report.html, the report of result, saved in
+// dir, and says where on stderr. The histories of held (by the name each
+// run recorded) are drawn from memory; only the others are read from dir.
+// The error is an exitError.
+func writeRunReport(dir string, result *reports.Result, held map[string]*history.History, stderr io.Writer) error {
 	path := filepath.Join(dir, "report.html")
-	src, err := htmlreport.LoadSource(dir)
-	if err == nil {
-		err = htmlreport.WriteFile(path, htmlreport.Options{}, src)
-	}
-	if err != nil {
+	// The source's runs are a copy: drawing drops a missing view's link.
+	res := *result
+	res.Runs = slices.Clone(result.Runs)
+	src := htmlreport.HeldSource(dir, &res, held)
+	if err := htmlreport.WriteFile(path, htmlreport.Options{}, src); err != nil {
 		return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
 	}
 	fmt.Fprintf(stderr, "report: %s\n", path)
@@ -101,13 +104,18 @@ func writeRunReport(dir string, stderr io.Writer) error {
 // segment of each run whose inventory history is not linearizable, next
 // to its history in dir, and records it in the run. A view that cannot be
 // drawn is reported on stderr and left out: the verdict stands without it.
-func writeVisualizations(dir string, result *reports.Result, timeout time.Duration, stderr io.Writer) {
+//
+// The histories of held are taken from memory, the others read from dir.
+func writeVisualizations(dir string, result *reports.Result, held map[string]*history.History, timeout time.Duration, stderr io.Writer) {
 	for i := range result.Runs {
 		r := &result.Runs[i]
 		if r.Linearizability.Status != checker.Illegal || r.History == "" {
 			continue
 		}
-		h, err := history.ReadFile(filepath.Join(dir, r.History))
+		h, err := held[r.History], error(nil)
+		if h == nil {
+			h, err = history.Key(nil).ReadFileIn(dir, r.History)
+		}
 		if err == nil {
 			// lua.history.jsonl gives lua.porcupine.html; lua.rep2.history.jsonl
 			// lua.rep2.porcupine.html.

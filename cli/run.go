@@ -68,6 +68,9 @@ type runOpts struct {
 	force          bool
 	seed           uint64
 	out            string
+	signSpec       string
+	signKey        history.Key
+	held           map[string]*history.History
 	json           bool
 	verbose        bool
 	timeout        time.Duration
@@ -175,6 +178,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.BoolVar(&o.force, "force", false, "use the prefix even if it already holds keys (they are deleted), and on MySQL drop lockbench's tables left in the database")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed for every random choice (default: random, printed in the summary)")
 	fs.StringVar(&o.out, "out", "", "directory to write result.json, report.html and the histories to")
+	fs.StringVar(&o.signSpec, "sign-key", "", "with --out: sign each history with this key (HMAC-SHA256), given as file:PATH or env:NAME, never the key itself; `lockbench check --sign-key` verifies it")
 	fs.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the table")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "say every note of every implementation in full under the table (by default they are folded into one line per kind)")
 	fs.StringVar(&o.faults, "faults", "", "faults to inject, comma separated, each as name[:param=value...] (see lockbench list); with faults and no --ttl the lease is "+harness.FaultLease.String())
@@ -231,6 +235,12 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	}
 	if err := o.resolveBackend(fs); err != nil {
 		return nil, err
+	}
+	if o.signSpec != "" && o.out == "" {
+		return nil, usageErr("--sign-key signs the histories --out writes: give --out too")
+	}
+	if o.signKey, err = loadSignKey(o.signSpec); err != nil {
+		return nil, flagErr("sign-key", err)
 	}
 	if err := o.resolveServers(fs); err != nil {
 		return nil, err
@@ -437,10 +447,16 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
 			name := o.gate.historyName(p.Impl.Name)
-			if err := history.WriteFile(filepath.Join(o.out, name), res.History); err != nil {
+			markMeasured(&res.History.Header, o.clockError)
+			if err := o.signKey.WriteFile(filepath.Join(o.out, name), res.History); err != nil {
 				return &exitError{code: exitInfra, err: err}
 			}
 			run.History = name
+			// Kept for report.html, drawn from memory (writeRunReport).
+			if o.held == nil {
+				o.held = map[string]*history.History{}
+			}
+			o.held[name] = res.History
 		}
 		result.Runs = append(result.Runs, run)
 		return nil
@@ -826,7 +842,7 @@ func (o *runOpts) command(sub string) string {
 // process ids and containers are carried: without them the line cannot
 // run, and a process id that names another process by then is refused
 // (listensOn).
-var notReproduced = []string{"seed", "redis-password", "json", "out", "cpuprofile"}
+var notReproduced = []string{"seed", "redis-password", "json", "out", "sign-key", "cpuprofile"}
 
 // commandLine makes the reproduce lines of the run, the matrix and each
 // cell with harness.CommandLine: Program and the subcommand sub (none
@@ -956,4 +972,14 @@ func (r *rateFlag) Set(s string) error {
 // arrival.
 func (r *rateFlag) span(n int) time.Duration {
 	return workload.Rate(r.perSecond).At(n-1, n)
+}
+
+// markMeasured records in hd how much of its clock error the run measured
+// (history.Header.ClockMeasured), the clock error given as a floor being
+// floor: all of it when it is above the floor, none of it otherwise (the
+// floor was the user's, and is given again to check the history).
+func markMeasured(hd *history.Header, floor time.Duration) {
+	if hd.ClockError > int64(floor) {
+		hd.ClockMeasured = hd.ClockError
+	}
 }

@@ -288,6 +288,13 @@ type Header struct {
 	// history with every call ε earlier and every return ε later, so that
 	// a clock error within ε never shows as a violation (see checker.Check).
 	ClockError int64 `json:"clock_error_ns,omitempty"`
+	// ClockMeasured is how much of ClockError the run measured itself, of
+	// its nodes' clocks, rather than took as a floor from --clock-error:
+	// zero when every timestamp came from one clock. A history read from
+	// a file whose ClockError is larger is refused unless the reader
+	// allows as much (see CheckClock): a clock error widens every interval,
+	// and a widened history can pass where the recorded one fails.
+	ClockMeasured int64 `json:"clock_measured_ns,omitempty"`
 	// Lease is the lock's lease in nanoseconds (the --ttl given, or the
 	// implementation's default); zero for a sale without a lease. The
 	// harness's health is judged against it: a stall comparable to a
@@ -401,8 +408,15 @@ func (h *Health) Merge(o Health) {
 	h.Nodes = append(h.Nodes, o)
 }
 
-// SchemaVersion is the version of the history format written by this build.
-const SchemaVersion = 2
+// SchemaVersion is the version of the history format written by this
+// build: 3 adds the records' digest to the trailer (Trailer.SHA256) and
+// the clock error the run measured (Header.ClockMeasured).
+const SchemaVersion = 3
+
+// legacySchema is the version before SchemaVersion, still read: its
+// trailer has no digest, so its integrity cannot be checked, and its
+// header does not say what clock error its run measured.
+const legacySchema = 2
 
 // History is everything recorded of one implementation's run.
 type History struct {

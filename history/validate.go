@@ -6,9 +6,10 @@ import "fmt"
 // negative instant, each call answered no earlier than it was made, no
 // step before the buyer arrived or after it was answered, and an answer
 // exactly when the outcome is not pending (a crashed buyer may have died
-// either side of its answer); and that the header's clock error is not
-// negative. It returns ErrFormat naming the first operation that could
-// not; Read calls it, so a history that fails it is never judged.
+// either side of its answer), no instant beyond MaxDuration; and that the
+// header's clock error is not negative. It returns ErrFormat naming the
+// first operation that could not; Read calls it, so a history that fails
+// it is never judged.
 //
 // An operation's steps are all on its node's clock, so their order is
 // exact whatever the clock error; its arrival is the coordinator's
@@ -29,7 +30,7 @@ func Validate(h *History) error {
 		}
 	}
 	for i, f := range h.Faults {
-		if f.Start < 0 || (f.End != 0 && f.End < f.Start) {
+		if f.Start < 0 || f.Start > MaxDuration || f.End > MaxDuration || (f.End != 0 && f.End < f.Start) {
 			return fmt.Errorf("%w: fault %d (%s): window [%d, %d] is not a span of the run", ErrFormat, i+1, f.Name, f.Start, f.End)
 		}
 	}
@@ -55,6 +56,9 @@ func validOp(op *Op, eps int64) error {
 	for _, in := range all {
 		if in.at < 0 {
 			return fmt.Errorf("%s is negative (%d)", in.name, in.at)
+		}
+		if in.at > MaxDuration {
+			return fmt.Errorf("%s %d is beyond any run (%d ns at most)", in.name, in.at, MaxDuration)
 		}
 	}
 	// Each call is answered no earlier than it was made.

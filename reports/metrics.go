@@ -318,10 +318,15 @@ func Recoveries(r *Run) []Recovery {
 // bucketWidth returns the narrowest width of the sequence 100 ms, 200 ms,
 // 500 ms, 1 s, 2 s, 5 s, … that cuts span (ns) into at most maxSeriesPoints
 // buckets.
+//
+// It compares span/maxSeriesPoints with each width rather than the
+// width's multiple with span, so that no span, however long, overflows:
+// a width of 10^18 ns holds any int64 span in maxSeriesPoints buckets.
 func bucketWidth(span int64) int64 {
+	need := (max(span, 1)-1)/maxSeriesPoints + 1 // ceil(span / maxSeriesPoints)
 	for decade := int64(baseBucket); ; decade *= 10 {
 		for _, f := range [...]int64{1, 2, 5} {
-			if w := decade * f; span <= w*maxSeriesPoints {
+			if w := decade * f; need <= w {
 				return w
 			}
 		}

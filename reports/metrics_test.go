@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -292,13 +293,16 @@ func TestBucketWidth(t *testing.T) {
 		{60 * s, 500 * ms},
 		{101 * s, 1 * s},
 		{3600 * s, 20 * s},
+		// A span near MaxInt64 (a history's header or an end claiming it)
+		// once looped forever: the width's multiple overflowed.
+		{math.MaxInt64, 50_000_000 * s},
 	}
 	for _, tt := range tests {
 		got := bucketWidth(tt.span)
 		if got != tt.want {
 			t.Errorf("bucketWidth(%v) = %v, want %v", tt.span, got, tt.want)
 		}
-		if n := (tt.span + got - 1) / got; n > maxSeriesPoints {
+		if n := (max(tt.span, 1)-1)/got + 1; n > maxSeriesPoints {
 			t.Errorf("bucketWidth(%v) makes %d buckets", tt.span, n)
 		}
 	}

@@ -323,7 +323,10 @@ func WriteJSON(w io.Writer, r *Result) error {
 }
 
 // ReadJSON reads a Result written by WriteJSON. Fields it does not know are
-// ignored, so that an older build reads a newer file of the same schema.
+// ignored, so that an older build reads a newer file of the same schema;
+// figures no run could have (a sales series whose parts disagree, a
+// length beyond any run) are ErrFormat, before anything is drawn from
+// them.
 func ReadJSON(r io.Reader) (*Result, error) {
 	var res Result
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
@@ -331,6 +334,9 @@ func ReadJSON(r io.Reader) (*Result, error) {
 	}
 	if res.Schema != SchemaVersion {
 		return nil, fmt.Errorf("%w: schema %d, this build reads %d", ErrFormat, res.Schema, SchemaVersion)
+	}
+	if err := res.checkRuns(); err != nil {
+		return nil, err
 	}
 	return &res, nil
 }
@@ -366,14 +372,18 @@ func WriteFile(path string, r *Result) error {
 	return nil
 }
 
-// ReadFile reads the result at path.
+// ReadFile reads the result at path, which must be a regular file of
+// no more than 256 MiB.
 func ReadFile(path string) (*Result, error) {
-	f, err := os.Open(path)
+	f, size, err := history.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := ReadJSON(f)
+	if size > maxResultSize {
+		return nil, fmt.Errorf("%s: %w: %d bytes, more than any result (%d at most)", path, ErrFormat, size, maxResultSize)
+	}
+	r, err := ReadJSON(io.LimitReader(f, maxResultSize))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -7,7 +7,8 @@
 #     10 s, watchdog with 100,000, lua and atomic under server-pause
 #     (unknown outcomes), none with 100,000 (illegal), each sale's figures,
 #     then `lockbench check` of its history, then the check alone
-#     (BenchmarkRecorded, the history already read);
+#     (BenchmarkRecorded, the history already read), then reading each
+#     history alone (history's BenchmarkRead) as a ratio of its check;
 #  4. every seed spin variant at 20,000 clients, with the default workers
 #     and with --workers=0 (each bounded by --timeout).
 # Prints one line per measurement. Needs /usr/bin/time and redis-server.
@@ -75,7 +76,26 @@ record "watchdog 100000 (redis)" watchdog100k --impl=watchdog --clients=100000 -
 record "lua,atomic server-pause 20000 (redis)" pause --impl=lua,atomic --clients=20000 --faults=server-pause:count=3 --command-timeout=300ms "$r"
 record "none 100000 (redis)" none100k --impl=none --clients=100000 --stock=25000 "$r"
 LOCKBENCH_BENCH_HISTORIES="$(ls "$hist"/*/*.history.jsonl | tr '\n' ' ')" \
-  go test -run '^$' -bench BenchmarkRecorded -benchtime 3x -benchmem ./checker/ | grep '^Benchmark'
+  go test -run '^$' -bench BenchmarkRecorded -benchtime 3x -benchmem ./checker/ | grep '^Benchmark' | tee /tmp/lockbench-bench-check.txt
+# Reading a history costs less than checking it (issue 27): the same
+# histories read (history.BenchmarkRead), as a ratio of the check's time
+# measured just before, per history (the anchor); below 1 is the target.
+LOCKBENCH_BENCH_HISTORIES="$(ls "$hist"/*/*.history.jsonl | tr '\n' ' ')" \
+  go test -run '^$' -bench BenchmarkRead -benchtime 3x -benchmem ./history/ | grep '^Benchmark' | tee /tmp/lockbench-bench-read.txt
+python3 - /tmp/lockbench-bench-check.txt /tmp/lockbench-bench-read.txt <<'PY'
+import re, sys
+def times(path, prefix):
+    out = {}
+    for line in open(path):
+        m = re.match(prefix + r"/(\S+?)(-\d+)?\s+\d+\s+(\d+) ns/op", line)
+        if m:
+            out[m.group(1)] = int(m.group(3))
+    return out
+check, read = times(sys.argv[1], "BenchmarkRecorded"), times(sys.argv[2], "BenchmarkRead")
+for name, ns in read.items():
+    if name in check:
+        print(f"{'read/check ' + name:38} read={ns/1e6:.0f}ms check={check[name]/1e6:.0f}ms ratio={ns/check[name]:.2f}")
+PY
 
 echo "== seed spin variants, 20000 clients, timeout $spin_timeout"
 for im in setnx setnx-expire set-nx-ex owner-check lua getset reentrant renew-naive; do

@@ -66,6 +66,11 @@ type Source struct {
 // unreadable is noted in Missing, not an error: the report is drawn
 // without the charts that need it. A porcupine view that is missing is
 // dropped from its run, so that the report links nothing that is not there.
+//
+// Only files beside the result are read or linked: a run naming a path
+// that leaves the result's directory (../, an absolute path) has it
+// noted in Missing and left unread, and only regular files are read (a
+// FIFO or a device is never opened for long; see history.OpenRegular).
 func LoadSource(path string) (*Source, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "result.json")
@@ -74,40 +79,55 @@ func LoadSource(path string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(path)
+	return HeldSource(filepath.Dir(path), res, nil), nil
+}
+
+// HeldSource is the source of res, a result held in memory whose files
+// are in dir: the histories it names are taken from held (by the name
+// each run recorded, Run.History) when there, so that a run drawing its
+// own report never reads back what it holds, and read from dir as
+// LoadSource does otherwise.
+func HeldSource(dir string, res *reports.Result, held map[string]*history.History) *Source {
 	label := filepath.Base(dir)
 	if abs, err := filepath.Abs(dir); err == nil && (label == "." || label == "/") {
 		label = filepath.Base(abs)
 	}
-	src := &Source{
-		Label:     label,
-		Dir:       dir,
-		Result:    res,
-		Histories: make([]*history.History, len(res.Runs)),
-		Missing:   make([]string, len(res.Runs)),
-	}
+	src := NewSource(label, dir, res)
 	for i, r := range res.Runs {
 		// A view that was not kept with the result is not linked.
 		if v := r.Visualization; v != "" {
-			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(v))); err != nil {
+			if !filepath.IsLocal(filepath.FromSlash(v)) {
+				res.Runs[i].Visualization = ""
+			} else if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(v))); err != nil {
 				res.Runs[i].Visualization = ""
 			}
 		}
-		if r.History == "" {
-			src.Missing[i] = "its history was not saved (run with --out to keep it)"
+		if h := held[r.History]; h != nil {
+			src.Histories[i] = h
 			continue
 		}
-		h, err := history.ReadFile(filepath.Join(dir, filepath.FromSlash(r.History)))
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			src.Missing[i] = fmt.Sprintf("its history %s was not found", r.History)
-		case err != nil:
-			src.Missing[i] = fmt.Sprintf("its history could not be read: %v", err)
-		default:
-			src.Histories[i] = h
-		}
+		src.Histories[i], src.Missing[i] = readBeside(dir, r.History)
 	}
-	return src, nil
+	return src
+}
+
+// readBeside reads the history name, recorded by a run of the result in
+// dir, or says why not.
+func readBeside(dir, name string) (*history.History, string) {
+	if name == "" {
+		return nil, "its history was not saved (run with --out to keep it)"
+	}
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return nil, fmt.Sprintf("its history %q is not beside the result, and was not read", name)
+	}
+	h, err := history.Key(nil).ReadFileIn(dir, filepath.FromSlash(name))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Sprintf("its history %s was not found", name)
+	case err != nil:
+		return nil, fmt.Sprintf("its history could not be read: %v", err)
+	}
+	return h, ""
 }
 
 // NewSource wraps a result held in memory, with no histories.
