@@ -190,7 +190,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	tidyDefaults(fs)
-	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive, 70 internal error, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
 // parseFlags fills o from args; help is true when --help was asked for.
