@@ -195,7 +195,7 @@ func TestTargetBadInput(t *testing.T) {
 		{"nothing listening at the second", live.URL + "," + silent, []string{silent, "/lockbench/state", "connection refused"}},
 		{"404 to the reset", notFound.URL, []string{notFound.URL, "/lockbench/reset", "404"}},
 		{"another service", other.URL, []string{other.URL, "/lockbench/state", "hello from another service"}},
-		{"purchases answered otherwise", garble.URL, []string{"answered no purchase", "hello from another protocol"}},
+		{"purchases answered otherwise", garble.URL, []string{"50 answers outside lockbench's protocol", "buyer ", "hello from another protocol"}},
 		{"purchases never answered", hang.URL, []string{"answered no purchase", hang.URL + "/lockbench/buy", "no answer in 1s"}},
 	}
 	for _, tt := range tests {

@@ -4,18 +4,27 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/servers"
 )
 
 // ErrTarget means a service under test broke the protocol: an answer
-// lockbench cannot read where one was due (reset, state).
+// lockbench cannot read where one was due (reset, state), or a purchase
+// answered outside it (Node.BrokeProtocol).
 var ErrTarget = errors.New("workload: the service broke the protocol")
 
 // protocolError is the error of a run in which buyers tried and the
 // service under test answered no purchase in the protocol: nothing it did
 // can be judged, and a sale that sold nothing because nothing was
 // answered or understood is no pass.
+//
+// An answer outside the protocol (Node.BrokeProtocol) is an error
+// whatever else was answered: it names the first and counts them all.
 func (r *run) protocolError() error {
+	if first := r.firstBroken.Load(); first != nil {
+		n := r.broken.Load()
+		return fmt.Errorf("%w: %s gave %s outside lockbench's protocol (docs/target-protocol.md); the first: %s", ErrTarget, r.cfg.Servers.Endpoints, words.Count(n, "answer"), *first)
+	}
 	bad := r.firstBad.Load()
 	if bad == nil || r.answered.Load() > 0 {
 		return nil
