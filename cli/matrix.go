@@ -209,13 +209,9 @@ func matrixErr(err error) error {
 // differs but one is inconclusive (it missed while the harness was
 // saturated), 0 otherwise.
 func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout, stderr io.Writer) error {
-	if o.out != "" {
-		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
-			return &exitError{code: exitInfra, err: err}
-		}
-		if err := writeRunReport(o.out, stderr); err != nil {
-			return err
-		}
+	o.files.stderr = stderr
+	if o.out != "" && o.files.write(filepath.Join(o.out, "result.json"), func(w io.Writer) error { return reports.WriteJSON(w, result) }) {
+		writeRunReport(o.out, &o.files)
 	}
 	if o.json {
 		if err := reports.WriteJSON(stdout, result); err != nil {
@@ -228,6 +224,9 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 		if err := writeMatrixJUnit(o.gate.junit, result); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", err)}
 		}
+	}
+	if err := o.files.err(); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %s; the cells done are written", words.Count(len(result.Matrix), "cell"))}

@@ -84,17 +84,20 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 
 // writeRunReport writes dir/report.html, the report of the result saved
 // in dir, and says where on stderr. The error is an exitError.
-func writeRunReport(dir string, stderr io.Writer) error {
+func writeRunReport(dir string, files *outFiles) {
 	path := filepath.Join(dir, "report.html")
 	src, err := htmlreport.LoadSource(dir)
-	if err == nil {
-		err = htmlreport.WriteFile(path, htmlreport.Options{}, src)
-	}
 	if err != nil {
-		return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
+		if files.failed == nil {
+			files.failed = fmt.Errorf("%s: %w", path, err)
+		}
+		files.skipped++
+		fmt.Fprintf(files.stderr, "lockbench: %s not written: %v\n", path, err)
+		return
 	}
-	fmt.Fprintf(stderr, "report: %s\n", path)
-	return nil
+	if files.write(path, func(w io.Writer) error { return htmlreport.Write(w, htmlreport.Options{OutDir: dir}, src) }) {
+		fmt.Fprintf(files.stderr, "report: %s\n", path)
+	}
 }
 
 // writeVisualizations writes porcupine's view of the first illegal

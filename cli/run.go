@@ -99,6 +99,8 @@ type runOpts struct {
 	// flags are the command line's, kept by validate for the reproduce
 	// lines of the matrix's cells.
 	flags *pflag.FlagSet
+	// files writes the run's files, and says which could not be.
+	files outFiles
 }
 
 const runExamples = `
@@ -427,6 +429,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	warnLength(stderr, len(impls)*o.gate.repeat, arrivals, span, o.timeout)
 
 	result := o.newResult(o.command(""), impls)
+	o.files.stderr = stderr
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
 	var plans []harness.Plan
 	for _, im := range o.gate.schedule(impls) {
@@ -436,11 +439,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		progress.clear()
 		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
+			// A history that cannot be written is reported, and the
+			// implementations after it still run (outFiles).
 			name := o.gate.historyName(p.Impl.Name)
-			if err := history.WriteFile(filepath.Join(o.out, name), res.History); err != nil {
-				return &exitError{code: exitInfra, err: err}
+			if o.files.write(filepath.Join(o.out, name), func(w io.Writer) error { return history.Write(w, res.History) }) {
+				run.History = name
 			}
-			run.History = name
 		}
 		result.Runs = append(result.Runs, run)
 		return nil
