@@ -458,6 +458,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && len(result.Runs) > 0:
+	case errors.Is(err, workload.ErrAnswer) && len(result.Runs) > 0:
+		// The service under test answered outside the protocol: its
+		// run fails, naming the answer, whatever else it answered.
+		r := &result.Runs[len(result.Runs)-1]
+		r.Verdict, r.Reasons = reports.Fail, append(r.Reasons, plain(err))
 	case errors.Is(err, harness.ErrLost):
 		lost = &exitError{code: exitInfra, err: plainErr{err}}
 	default:

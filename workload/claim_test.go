@@ -13,14 +13,15 @@ import (
 
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
 
 // claimConfig is a short atomic sale on prefix "claim:" of b.
-func claimConfig(b workload.Backend, force bool) workload.Config {
+func claimConfig(b servers.Backend, force bool) workload.Config {
 	return workload.Config{
-		Name: "atomic", Sale: sales.Atomic(), Servers: &workload.Servers{Redis: b},
+		Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
 		Workload: workload.Workload{Prefix: "claim:", Force: force, Clients: 40, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
 			Ramp: 300 * time.Millisecond, Timeout: time.Minute, CommandTimeout: time.Second},
 	}

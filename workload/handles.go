@@ -111,7 +111,7 @@ func (n *Node) Unanswered(what string) { n.r.firstBad.CompareAndSwap(nil, &what)
 // its protocol (a redirect, an outcome it does not define, a field of the
 // wrong type or missing), said as what, naming the buyer and the field.
 // Such an answer is the service's error, not an unknown outcome: the run
-// fails with ErrTarget naming the first, however many were answered well.
+// fails with ErrAnswer naming the first, however many were answered well.
 func (n *Node) BrokeProtocol(what string) {
 	n.r.broken.Add(1)
 	n.r.firstBroken.CompareAndSwap(nil, &what)

@@ -178,7 +178,7 @@ func takeOver(ctx context.Context, c *redis.Client, key, value, prefix, on strin
 		}
 		return fmt.Errorf("%w: %q%s is claimed by another run that started as this one did; choose another --prefix", ErrPrefixInUse, prefix, on)
 	case err != nil:
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 	}
 	var other claimant
 	if err := json.Unmarshal([]byte(old), &other); err != nil || other.ID == "" {
@@ -194,7 +194,7 @@ func takeOver(ctx context.Context, c *redis.Client, key, value, prefix, on strin
 		if errors.Is(err, redis.Nil) {
 			return fmt.Errorf("%w: %q%s: the dead run's claim changed hands while it was taken over; try again", ErrPrefixInUse, prefix, on)
 		}
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 	}
 	return nil
 }
