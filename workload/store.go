@@ -176,28 +176,40 @@ func takeOver(ctx context.Context, c *redis.Client, key, value, prefix, on strin
 		if err == nil && ok {
 			return nil
 		}
-		return fmt.Errorf("%w: %q%s is claimed by another run that started as this one did; choose another --prefix", ErrPrefixInUse, prefix, on)
+		return inUse("%q%s is claimed by another run that started as this one did; choose another --prefix", prefix, on)
 	case err != nil:
 		return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 	}
 	var other claimant
 	if err := json.Unmarshal([]byte(old), &other); err != nil || other.ID == "" {
-		return fmt.Errorf("%w: %q%s is claimed by %q, which is no claim of lockbench's; choose another --prefix", ErrPrefixInUse, prefix, on, snippet(old))
+		return inUse("%q%s is claimed by %q, which is no claim of lockbench's; choose another --prefix", prefix, on, snippet(old))
 	}
 	if !other.dead() {
-		return fmt.Errorf("%w: %q%s is in use by %s (its claim, %s, is renewed while it runs): wait for it to end, or choose another --prefix", ErrPrefixInUse, prefix, on, other, key)
+		return inUse("%q%s is in use by %s (its claim, %s, is renewed while it runs): wait for it to end, or choose another --prefix", prefix, on, other, key)
 	}
 	if !force {
-		return fmt.Errorf("%w: %q%s is claimed by %s, which is no longer running (it ended without releasing %s): its claim runs out within %v, or pass --force to take it over", ErrPrefixInUse, prefix, on, other, key, claimLease)
+		return inUse("%q%s is claimed by %s, which is no longer running (it ended without releasing %s): its claim runs out within %v, or pass --force to take it over", prefix, on, other, key, claimLease)
 	}
 	if err := takeClaim.Run(ctx, c, []string{key}, old, value, claimLease.Milliseconds()).Err(); err != nil {
 		if errors.Is(err, redis.Nil) {
-			return fmt.Errorf("%w: %q%s: the dead run's claim changed hands while it was taken over; try again", ErrPrefixInUse, prefix, on)
+			return inUse("%q%s: the dead run's claim changed hands while it was taken over; try again", prefix, on)
 		}
 		return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 	}
 	return nil
 }
+
+// inUse is the error of a prefix another run claims: ErrPrefixInUse,
+// said as the claim found (ErrPrefixInUse's own words are of keys left).
+func inUse(format string, args ...any) error {
+	return prefixInUse{fmt.Sprintf(format, args...)}
+}
+
+// prefixInUse is an ErrPrefixInUse that says why in words of its own.
+type prefixInUse struct{ msg string }
+
+func (e prefixInUse) Error() string { return "workload: " + e.msg }
+func (e prefixInUse) Unwrap() error { return ErrPrefixInUse }
 
 // newClaimant is this run's identity.
 func newClaimant() claimant {
