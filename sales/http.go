@@ -136,17 +136,14 @@ type buyAnswer struct {
 // are let be; a stock or token of null is none.
 func parseBuy(raw []byte) (buyAnswer, error) {
 	var ans buyAnswer
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return ans, fmt.Errorf("the body is not a JSON object: %q", snippet(raw))
+	fields, err := jsonObject(raw)
+	if err != nil {
+		return ans, err
 	}
-	o, ok := fields["outcome"]
-	switch {
-	case !ok:
-		return ans, fmt.Errorf(`the field "outcome" is missing: %q`, snippet(raw))
-	case json.Unmarshal(o, &ans.Outcome) != nil:
-		return ans, fmt.Errorf(`"outcome": %s is not a string`, snippet(o))
-	case !slices.Contains(outcomes, ans.Outcome):
+	if err := required(fields, raw, "outcome", "a string", &ans.Outcome); err != nil {
+		return ans, err
+	}
+	if !slices.Contains(outcomes, ans.Outcome) {
 		return ans, fmt.Errorf(`"outcome": %q is not one of %s`, snippet([]byte(ans.Outcome)), strings.Join(outcomes, ", "))
 	}
 	if v, ok := fields["stock"]; ok && string(v) != "null" {
@@ -340,29 +337,48 @@ type stateAnswer struct {
 	Orders map[string]int64
 }
 
+// jsonObject reads an answer's body as a JSON object, its fields left
+// raw for required to read one by one.
+func jsonObject(raw []byte) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("the body is not a JSON object: %q", snippet(raw))
+	}
+	return fields, nil
+}
+
+// required reads the field name of an answer (raw, read into fields) into
+// into; its error names the field, missing or not of kind.
+func required(fields map[string]json.RawMessage, raw []byte, name, kind string, into any) error {
+	v, ok := fields[name]
+	if !ok {
+		return fmt.Errorf("the field %q is missing: %q", name, snippet(raw))
+	}
+	if json.Unmarshal(v, into) != nil {
+		return fmt.Errorf("%q: %s is not %s", name, snippet(v), kind)
+	}
+	return nil
+}
+
 // parseState reads the body of a state's 200 answer. Its error says what
 // is outside the protocol, naming the field: a body that is no JSON
 // object, a stock missing or not a whole number, orders missing or not an
 // object of buyers' user ids (whole numbers from 0) to counts from 0.
 func parseState(raw []byte) (stateAnswer, error) {
 	var st stateAnswer
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return st, fmt.Errorf("the body is not a JSON object: %q", snippet(raw))
+	fields, err := jsonObject(raw)
+	if err != nil {
+		return st, err
 	}
-	v, ok := fields["stock"]
-	switch {
-	case !ok:
-		return st, fmt.Errorf(`the field "stock" is missing: %q`, snippet(raw))
-	case json.Unmarshal(v, &st.Stock) != nil:
-		return st, fmt.Errorf(`"stock": %s is not a whole number`, snippet(v))
+	if err := required(fields, raw, "stock", "a whole number", &st.Stock); err != nil {
+		return st, err
 	}
-	v, ok = fields["orders"]
-	switch {
-	case !ok:
-		return st, fmt.Errorf(`the field "orders" is missing (give {} for none): %q`, snippet(raw))
-	case json.Unmarshal(v, &st.Orders) != nil || st.Orders == nil:
-		return st, fmt.Errorf(`"orders": %s is not an object of user ids to whole numbers`, snippet(v))
+	const orders = "an object of user ids to whole numbers ({} for none)"
+	if err := required(fields, raw, "orders", orders, &st.Orders); err != nil {
+		return st, err
+	}
+	if st.Orders == nil {
+		return st, fmt.Errorf(`"orders": null is not %s`, orders)
 	}
 	for user, n := range st.Orders {
 		if id, err := strconv.ParseInt(user, 10, 32); err != nil || id < 0 || strconv.FormatInt(id, 10) != user {

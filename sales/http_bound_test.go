@@ -231,3 +231,37 @@ func TestHTTPSaleFailedRequests(t *testing.T) {
 		t.Errorf("notes lack %q: %q", want, rep.Notes)
 	}
 }
+
+// TestHTTPSaleBadState: a state outside the protocol stops the run before
+// the sale (ErrTarget), naming the field.
+func TestHTTPSaleBadState(t *testing.T) {
+	tests := []struct{ state, want string }{
+		{`{"stock": "5", "orders": {}}`, `"stock": "5" is not a whole number`},
+		{`{"stock": 5}`, `the field "orders" is missing`},
+		{`{"orders": {}}`, `the field "stock" is missing`},
+		{`{"stock": 5, "orders": null}`, `"orders": null is not an object of user ids`},
+		{`{"stock": 5, "orders": {"bob": 1}}`, `"orders": "bob" is not a buyer's user id`},
+		{`{"stock": 5, "orders": {"07": 1}}`, `"orders": "07" is not a buyer's user id`},
+		{`{"stock": 5, "orders": {"1": -1}}`, `"orders": user 1 has -1 orders`},
+		{`[5]`, `the body is not a JSON object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.state, func(t *testing.T) {
+			s := &shop{}
+			u := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/lockbench/state" {
+					fmt.Fprint(w, tt.state)
+					return
+				}
+				s.ServeHTTP(w, r)
+			}))
+			h, err := workload.Run(t.Context(), httpConfig(u, 10, 5))
+			if !errors.Is(err, workload.ErrTarget) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Run: %v, want ErrTarget saying %q", err, tt.want)
+			}
+			if h != nil {
+				t.Errorf("a sale ran: %d operations", len(h.Ops))
+			}
+		})
+	}
+}
