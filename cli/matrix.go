@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/internal/atomicfile"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/reports"
@@ -259,15 +259,7 @@ func writeMatrixJUnit(path string, result *reports.Result) error {
 		}
 		suite.Cases = append(suite.Cases, jc)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := reports.WriteJUnit(f, suite); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, func(w io.Writer) error { return reports.WriteJUnit(w, suite) })
 }
 
 func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {
