@@ -58,8 +58,9 @@ func checkData(h *history.History, lin Linearizability) Data {
 		consumed := h.Header.Stock - h.Final.Stock
 		d.Oversold = max(d.Oversold, d.Orders-consumed, d.Orders-h.Header.Stock)
 		d.LostOrders = max(0, d.Sold-d.Orders)
+		d.Unordered, d.UnorderedBuyers = unordered(h)
 	}
-	audited := d.Oversold == 0 && d.LostOrders == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
+	audited := d.Oversold == 0 && d.LostOrders == 0 && d.Unordered == 0 && d.DuplicateOrders == 0 && d.DuplicateSales == 0 &&
 		d.Mismatched == 0 && !d.NegativeStock
 	switch {
 	case h.Final.Unknown && !anyAnswered(h):
@@ -78,6 +79,31 @@ func checkData(h *history.History, lin Linearizability) Data {
 		d.Status = Violated
 	}
 	return d
+}
+
+// MaxNamed is how many buyers a finding names at most.
+const MaxNamed = 10
+
+// unordered counts the buyers h's attempts told "sold" whom its final
+// state lists without an order, and names the first MaxNamed of them; none
+// when the state does not list the users with an order.
+func unordered(h *history.History) (n int64, named []int32) {
+	if h.Final.Ordered == nil {
+		return 0, nil
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Outcome != history.Sold {
+			continue
+		}
+		if _, found := slices.BinarySearch(h.Final.Ordered, op.Client); !found {
+			n++
+			if len(named) < MaxNamed {
+				named = append(named, op.Client)
+			}
+		}
+	}
+	return n, named
 }
 
 // anyAnswered reports whether some attempt of h got an answer that says
@@ -228,7 +254,13 @@ func checkLiveness(h *history.History) Liveness {
 	for _, i := range last {
 		op := &h.Ops[i]
 		switch op.Outcome {
-		case history.GaveUp, history.Failed, history.Pending, history.Unknown:
+		case history.Unknown:
+			// A request that failed without an answer (a timeout, a 5xx,
+			// a reset): the purchase may have landed, and its buyer did
+			// not give up; the failure is the transport's or the server's,
+			// not the lock's liveness.
+			l.Unanswered++
+		case history.GaveUp, history.Failed, history.Pending:
 			l.GaveUp++
 			l.SentAway++
 		case history.Rejected:

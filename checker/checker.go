@@ -114,6 +114,15 @@ type Data struct {
 	// LostOrders counts sales confirmed to their buyer whose order the
 	// store no longer holds (a server restarted without persistence).
 	LostOrders int64 `json:"lost_orders"`
+	// Unordered counts buyers told "sold" of whom the store's final state
+	// holds no order, checked buyer by buyer where the state lists the
+	// users with an order (history.Final.Ordered), whatever the unknown
+	// outcomes: an order that landed for another buyer does not stand in
+	// for a lost one, as it does in LostOrders' count.
+	Unordered int64 `json:"unordered,omitempty"`
+	// UnorderedBuyers names the first of them, in the history's order
+	// (at most MaxNamed).
+	UnorderedBuyers []int32 `json:"unordered_buyers,omitempty"`
 	// DuplicateOrders counts orders beyond a user's first.
 	DuplicateOrders int64 `json:"duplicate_orders"`
 	// DuplicateSales counts users whose purchase the history shows applied
@@ -175,8 +184,14 @@ type Liveness struct {
 	// Unsold is the stock left when buyers were sent away (zero otherwise).
 	Unsold int64 `json:"unsold"`
 	// GaveUp counts buyers whose last attempt ended without an answer on
-	// the stock: gave up, failed, or still pending (crashed buyers aside).
+	// the stock: gave up, failed before writing, or still pending (crashed
+	// buyers aside).
 	GaveUp int `json:"gave_up"`
+	// Unanswered counts buyers whose last attempt's request failed
+	// without an answer after it was sent (an unknown outcome: a timeout,
+	// a service's 5xx): neither sent away nor served as far as anyone
+	// knows, and never counted against liveness.
+	Unanswered int `json:"unanswered,omitempty"`
 	// Refused counts writes the store refused with no newer fencing token
 	// taken before the refusal: the only legitimate refusal is of a stale
 	// holder, after a newer one took the lock.

@@ -127,6 +127,10 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 		d.Orders += pd.Orders
 		d.Oversold += pd.Oversold
 		d.LostOrders += pd.LostOrders
+		d.Unordered += pd.Unordered
+		if room := MaxNamed - len(d.UnorderedBuyers); room > 0 {
+			d.UnorderedBuyers = append(d.UnorderedBuyers, pd.UnorderedBuyers[:min(room, len(pd.UnorderedBuyers))]...)
+		}
 		d.DuplicateOrders += pd.DuplicateOrders
 		d.DuplicateSales += pd.DuplicateSales
 		if pd.Mismatched > 0 && (d.FirstMismatch == nil || pd.FirstMismatch.From < d.FirstMismatch.From) {
@@ -155,6 +159,7 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 		v.Status = Worse(v.Status, pv.Status)
 		v.Unsold += pv.Unsold
 		v.GaveUp += pv.GaveUp
+		v.Unanswered += pv.Unanswered
 		if pv.Refused > 0 && (v.FirstRefused == nil || pv.FirstRefused.From < v.FirstRefused.From) {
 			v.FirstRefused = pv.FirstRefused
 		}

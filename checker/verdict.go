@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
@@ -46,6 +47,10 @@ func (r *Report) judge(h *history.History, opts Options) {
 	if d.LostOrders > 0 {
 		r.fail("lost %s acknowledged %s (%s sold, %s in the store)",
 			words.Commas(d.LostOrders), words.Plural(d.LostOrders, "order"), words.Commas(d.Sold), words.Commas(d.Orders))
+	}
+	if d.Unordered > 0 {
+		r.fail("%s told \"sold\" %s no order in the store (%s%s)",
+			words.Count(d.Unordered, "buyer"), words.Plural(d.Unordered, "has", "have"), words.Plural(d.Unordered, "buyer", "buyers"), namedBuyers(d.UnorderedBuyers, d.Unordered))
 	}
 	if d.DuplicateOrders > 0 {
 		users := int64(len(h.Final.DuplicateUsers))
@@ -138,6 +143,16 @@ func (r *Report) judge(h *history.History, opts Options) {
 				words.Commas(int64(l.GaveUp)), words.Commas(away-int64(l.GaveUp)))
 		}
 	}
+	if n := int64(l.Unanswered); n > 0 && !anyAnswered(h) && !h.Final.Unknown {
+		// Not giving up, and not service either: a sale of which no
+		// buyer learnt anything proves nothing of its liveness.
+		r.fail("nothing observed: no buyer got an answer (%s without one)", words.Count(n, "request failed", "requests failed"))
+		l.Status = Unknown
+	}
+	if n := int64(l.Unanswered); n > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("liveness: %s %s without an answer (an unknown outcome: a timeout, a 5xx, a reset connection), not counted as giving up",
+			words.Count(n, "buyer's request", "buyers' requests"), words.Plural(n, "failed", "failed")))
+	}
 	switch {
 	case l.CutBy == history.CutServerLost:
 		r.Interrupted = true
@@ -197,4 +212,20 @@ func span(from, to int64) (string, string) {
 // seconds writes ns as seconds with the given number of decimals.
 func seconds(ns int64, digits int) string {
 	return strconv.FormatFloat(float64(ns)/1e9, 'f', digits, 64) + "s"
+}
+
+// namedBuyers lists the buyers a finding names, " 319, 334, 511", and
+// says how many more there are when it names only the first.
+func namedBuyers(named []int32, n int64) string {
+	var b strings.Builder
+	for i, c := range named {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %d", c)
+	}
+	if rest := n - int64(len(named)); rest > 0 {
+		fmt.Fprintf(&b, " and %s more", words.Commas(rest))
+	}
+	return b.String()
 }

@@ -161,27 +161,35 @@ func finishRun(ctx context.Context, o *runOpts, result *reports.Result, stdout, 
 		}
 		result.Config.Extra["repeat"] = strconv.Itoa(g.repeat)
 	}
-	if o.out != "" {
+	if o.out != "" && o.files.failed == nil {
 		writeVisualizations(o.out, result, o.held, o.checkTimeout, stderr)
 	}
-	err := finish(ctx, result, o.out, o.json, detailOf(o.verbose), stdout)
+	// The summary first, then the files (o.files): a file that cannot be
+	// written leaves the verdicts printed.
+	err := finish(ctx, result, "", o.json, detailOf(o.verbose), stdout)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.code == exitInfra || ee.code == exitUsage) {
 		return err
 	}
 	if o.out != "" {
-		if werr := writeRunReport(o.out, result, o.held, stderr); werr != nil {
-			return werr
+		if o.files.write(filepath.Join(o.out, "result.json"), func(w io.Writer) error { return reports.WriteJSON(w, result) }) {
+			writeRunReport(o.out, result, o.held, &o.files)
 		}
 	}
 	if ctx.Err() != nil {
-		return err
+		return cmp.Or(o.files.err(), err)
 	}
 	gate := reports.Gate(g.base, result, g.th)
 	if g.junit != "" {
-		if werr := writeJUnit(g.junit, result, gate); werr != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", werr)}
+		o.files.write(g.junit, func(w io.Writer) error { return writeJUnit(w, result, gate) })
+	}
+	if ferr := o.files.err(); ferr != nil && (err == nil || errors.As(err, &ee) && ee.code != exitFail) {
+		// Files lost: exit 3, unless a check failed (exit 1), which
+		// says more; the message is on stderr either way.
+		if g.base != nil {
+			printGate(stdout, g.baseline, gate)
 		}
+		return ferr
 	}
 	if g.base != nil {
 		w := stdout
@@ -227,15 +235,7 @@ func printGate(w io.Writer, baseline string, g reports.GateReport) {
 	}
 }
 
-// writeJUnit writes the JUnit report of result judged by g to path.
-func writeJUnit(path string, result *reports.Result, g reports.GateReport) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := reports.WriteJUnit(f, reports.JUnitSuite{Name: "lockbench run", Cases: reports.GateCases(result, g)}); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+// writeJUnit writes the JUnit report of result judged by g to w.
+func writeJUnit(w io.Writer, result *reports.Result, g reports.GateReport) error {
+	return reports.WriteJUnit(w, reports.JUnitSuite{Name: "lockbench run", Cases: reports.GateCases(result, g)})
 }

@@ -8,7 +8,8 @@
 // Exit codes: 0 every check passed; 1 a check failed (or --baseline found
 // a regression); 2 bad usage; 3 infrastructure failure (a server
 // unreachable); 4 inconclusive (no check failed, but lockbench itself
-// was saturated and liveness could not be judged); 130 interrupted.
+// was saturated and liveness could not be judged); 70 internal error (a
+// bug in lockbench, never the user's input); 130 interrupted.
 package cli
 
 import (
@@ -46,7 +47,11 @@ const (
 	// exitInconclusive: no check failed, but the harness was saturated
 	// and liveness did not hold, so it could not be judged.
 	exitInconclusive = 4
-	exitInterrupted  = 130
+	// exitInternal: lockbench itself failed (a panic), whatever its
+	// input; sysexits.h's EX_SOFTWARE, so that it never reads as bad
+	// usage.
+	exitInternal    = 70
+	exitInterrupted = 130
 )
 
 // exitError carries an exit code to main's one exit point.
@@ -135,10 +140,27 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // Main runs lockbench with args (the command line without the program's
 // name) and returns the exit code: 0 pass, 1 a check failed or regressed,
-// 2 bad usage, 3 infrastructure failure, 4 inconclusive, 130 interrupted.
-func Main(args []string, stdout, stderr io.Writer) int {
+// 2 bad usage, 3 infrastructure failure, 4 inconclusive, 70 internal
+// error, 130 interrupted.
+//
+// A panic in the command's own goroutine is recovered here: no input may
+// panic lockbench, and were one to, it is a bug of lockbench's, reported
+// with its stack as an internal error (70), never as bad usage.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
 	redis.SetLogger(quietRedis{})
+	defer func() {
+		if p := recover(); p != nil {
+			code = internalError(stderr, p, debug.Stack())
+		}
+	}()
 	return exitCode(dispatch(args, stdout, stderr), stderr)
+}
+
+// internalError reports panic p with its stack on stderr and returns
+// exitInternal.
+func internalError(stderr io.Writer, p any, stack []byte) int {
+	fmt.Fprintf(stderr, "lockbench: internal error (a bug in lockbench %s, not in what it was given): %v\n%s\nPlease report it with the command line above.\n", buildVersion(), p, stack)
+	return exitInternal
 }
 
 // dispatch picks the subcommand; flags without one mean `run`.
@@ -202,7 +224,7 @@ Examples:
 	tidyDefaults(fs)
 	fmt.Fprintf(w, "\nFlags of run:\n%s", fs.FlagUsages())
 	fmt.Fprint(w, `
-Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive (lockbench itself was starved: liveness not judged), 130 interrupted.
+Exit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive (lockbench itself was starved: liveness not judged), 70 internal error (a bug in lockbench), 130 interrupted.
 `)
 }
 

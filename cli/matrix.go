@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/internal/atomicfile"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/reports"
@@ -210,13 +210,9 @@ func matrixErr(err error) error {
 // differs but one is inconclusive (it missed while the harness was
 // saturated), 0 otherwise.
 func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdout, stderr io.Writer) error {
-	if o.out != "" {
-		if err := reports.WriteFile(filepath.Join(o.out, "result.json"), result); err != nil {
-			return &exitError{code: exitInfra, err: err}
-		}
-		if err := writeRunReport(o.out, result, nil, stderr); err != nil {
-			return err
-		}
+	o.files.stderr = stderr
+	if o.out != "" && o.files.write(filepath.Join(o.out, "result.json"), func(w io.Writer) error { return reports.WriteJSON(w, result) }) {
+		writeRunReport(o.out, result, nil, &o.files)
 	}
 	if o.json {
 		if err := reports.WriteJSON(stdout, result); err != nil {
@@ -229,6 +225,9 @@ func finishMatrix(ctx context.Context, result *reports.Result, o *runOpts, stdou
 		if err := writeMatrixJUnit(o.gate.junit, result); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("--junit: %w", err)}
 		}
+	}
+	if err := o.files.err(); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %s; the cells done are written", words.Count(len(result.Matrix), "cell"))}
@@ -261,15 +260,7 @@ func writeMatrixJUnit(path string, result *reports.Result) error {
 		}
 		suite.Cases = append(suite.Cases, jc)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := reports.WriteJUnit(f, suite); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, func(w io.Writer) error { return reports.WriteJUnit(w, suite) })
 }
 
 func writeMatrix(w io.Writer, result *reports.Result, o *runOpts) {

@@ -3,10 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/atomicfile"
+	"github.com/lockbench/lockbench/internal/words"
 )
 
 // Outputs are checked before the sale, so that a run of minutes never ends
@@ -17,14 +21,15 @@ import (
 
 // ownFile reports whether name is a file lockbench writes into --out:
 // result.json, report.html, IMPL[.repK].history.jsonl and its porcupine
-// view IMPL[.repK].porcupine.html, and the temporary file result.json is
-// written to before it is renamed (reports.WriteFile), left by a run
-// killed while writing.
+// view IMPL[.repK].porcupine.html, and the temporary file each is
+// written to before it is renamed (atomicfile, reports.WriteFile), left
+// by a run killed while writing.
 func ownFile(name string) bool {
+	if base, ok := atomicfile.Temp(name); ok {
+		return ownFile(base)
+	}
 	switch {
 	case name == "result.json", name == "report.html":
-		return true
-	case strings.HasPrefix(name, ".result.json.") && strings.HasSuffix(name, ".tmp"):
 		return true
 	case strings.HasSuffix(name, ".history.jsonl"), strings.HasSuffix(name, ".porcupine.html"):
 		return true
@@ -128,4 +133,43 @@ func unwrapPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
+}
+
+// outFiles writes a run's files (--out, --junit), each whole or not at
+// all (atomicfile): a file that cannot be written (a full disk) is
+// reported on stderr, and the files after it are skipped, each with a
+// message, while the run goes on: the implementations still to run run,
+// and every verdict is printed. err is then the exit error.
+type outFiles struct {
+	stderr io.Writer
+	// failed is the first write that failed; nil while none has.
+	failed error
+	// skipped counts the files not written.
+	skipped int
+}
+
+// write writes path with write, unless a write failed before; it reports
+// whether the file was written.
+func (f *outFiles) write(path string, write func(io.Writer) error) bool {
+	if f.failed != nil {
+		f.skipped++
+		fmt.Fprintf(f.stderr, "lockbench: %s skipped: an earlier file could not be written\n", path)
+		return false
+	}
+	if err := atomicfile.Write(path, write); err != nil {
+		f.failed = err
+		f.skipped++
+		fmt.Fprintf(f.stderr, "lockbench: not written: %v; the run goes on, its verdicts printed, the files after it skipped\n", unwrapPath(err))
+		return false
+	}
+	return true
+}
+
+// err is the exit error of the files not written (3), nil when every one
+// was.
+func (f *outFiles) err() error {
+	if f.failed == nil {
+		return nil
+	}
+	return &exitError{code: exitInfra, err: fmt.Errorf("%s not written, the first: %v (the verdicts above stand)", words.Count(f.skipped, "file"), unwrapPath(f.failed))}
 }

@@ -84,20 +84,18 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // writeRunReport writes dir/report.html, the report of result, saved in
-// dir, and says where on stderr. The histories of held (by the name each
-// run recorded) are drawn from memory; only the others are read from dir.
-// The error is an exitError.
-func writeRunReport(dir string, result *reports.Result, held map[string]*history.History, stderr io.Writer) error {
+// dir, through files (whole or not at all), and says where on stderr. The
+// histories of held (by the name each run recorded) are drawn from
+// memory; only the others are read from dir.
+func writeRunReport(dir string, result *reports.Result, held map[string]*history.History, files *outFiles) {
 	path := filepath.Join(dir, "report.html")
 	// The source's runs are a copy: drawing drops a missing view's link.
 	res := *result
 	res.Runs = slices.Clone(result.Runs)
 	src := htmlreport.HeldSource(dir, &res, held)
-	if err := htmlreport.WriteFile(path, htmlreport.Options{}, src); err != nil {
-		return &exitError{code: exitInfra, err: fmt.Errorf("report: %w", err)}
+	if files.write(path, func(w io.Writer) error { return htmlreport.Write(w, htmlreport.Options{}, src) }) {
+		fmt.Fprintf(files.stderr, "report: %s\n", path)
 	}
-	fmt.Fprintf(stderr, "report: %s\n", path)
-	return nil
 }
 
 // writeVisualizations writes porcupine's view of the first illegal

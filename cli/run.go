@@ -102,6 +102,8 @@ type runOpts struct {
 	// flags are the command line's, kept by validate for the reproduce
 	// lines of the matrix's cells.
 	flags *pflag.FlagSet
+	// files writes the run's files, and says which could not be.
+	files outFiles
 }
 
 const runExamples = `
@@ -194,7 +196,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 
 func runUsage(w io.Writer, fs *pflag.FlagSet) {
 	tidyDefaults(fs)
-	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
+	fmt.Fprintf(w, "Usage: lockbench [run] [flags]\n\nRuns a flash sale against lock implementations and checks what happened.\n\nFlags:\n%s%s%s\nExit codes: 0 pass, 1 a check failed or regressed, 2 bad usage, 3 infrastructure failure, 4 inconclusive, 70 internal error, 130 interrupted.\n", fs.FlagUsages(), runExamples, gateExamples)
 }
 
 // parseFlags fills o from args; help is true when --help was asked for.
@@ -437,6 +439,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	warnLength(stderr, len(impls)*o.gate.repeat, arrivals, span, o.timeout)
 
 	result := o.newResult(o.command(""), impls)
+	o.files.stderr = stderr
 	progress := newProgress(stderr, o.clients, len(impls)*o.gate.repeat, o.timeout)
 	var plans []harness.Plan
 	for _, im := range o.gate.schedule(impls) {
@@ -446,17 +449,18 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		progress.clear()
 		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
+			// A history that cannot be written is reported, and the
+			// implementations after it still run (outFiles).
 			name := o.gate.historyName(p.Impl.Name)
 			markMeasured(&res.History.Header, o.clockError)
-			if err := o.signKey.WriteFile(filepath.Join(o.out, name), res.History); err != nil {
-				return &exitError{code: exitInfra, err: err}
+			if o.files.write(filepath.Join(o.out, name), func(w io.Writer) error { return o.signKey.Write(w, res.History) }) {
+				run.History = name
+				// Kept for report.html, drawn from memory (writeRunReport).
+				if o.held == nil {
+					o.held = map[string]*history.History{}
+				}
+				o.held[name] = res.History
 			}
-			run.History = name
-			// Kept for report.html, drawn from memory (writeRunReport).
-			if o.held == nil {
-				o.held = map[string]*history.History{}
-			}
-			o.held[name] = res.History
 		}
 		result.Runs = append(result.Runs, run)
 		return nil
@@ -470,6 +474,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && len(result.Runs) > 0:
+	case errors.Is(err, workload.ErrAnswer) && len(result.Runs) > 0:
+		// The service under test answered outside the protocol: its
+		// run fails, naming the answer, whatever else it answered.
+		r := &result.Runs[len(result.Runs)-1]
+		r.Verdict, r.Reasons = reports.Fail, append(r.Reasons, plain(err))
 	case errors.Is(err, harness.ErrLost):
 		lost = &exitError{code: exitInfra, err: plainErr{err}}
 	default:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,9 +149,11 @@ func TestTargetUsage(t *testing.T) {
 	})
 }
 
-// TestTargetBadInput: a target that does not answer, or speaks something
-// else, is an infrastructure failure (exit 3) that names it and shows what
-// it said; never a pass for a service that sold nothing.
+// TestTargetBadInput: a target that does not answer, or whose reset or
+// state speak something else, is an infrastructure failure (exit 3) that
+// names it and shows what it said; one whose purchases are answered
+// outside the protocol (another body, an outcome it does not define, a
+// redirect) fails (exit 1) naming the buyer and the field; never a pass.
 func TestTargetBadInput(t *testing.T) {
 	port, err := loopback.FreePort()
 	if err != nil {
@@ -187,27 +190,62 @@ func TestTargetBadInput(t *testing.T) {
 		garbled.ServeHTTP(w, r)
 	}))
 	t.Cleanup(garble.Close)
+	// A service that answers one purchase in ten with an outcome the
+	// protocol does not define, and one whose purchases redirect to
+	// another service that would answer them (issue 24, row 11: the whole
+	// sale moved there and passed).
+	soldout := &shop{guarded: true, reports: true}
+	var n atomic.Int64
+	wordy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/lockbench/buy" && n.Add(1)%10 == 0 {
+			fmt.Fprint(w, `{"outcome": "soldout", "stock": 0}`)
+			return
+		}
+		soldout.ServeHTTP(w, r)
+	}))
+	t.Cleanup(wordy.Close)
+	elsewhere := httptest.NewServer(&shop{guarded: true, reports: true})
+	t.Cleanup(elsewhere.Close)
+	moved := &shop{guarded: true, reports: true}
+	mover := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/lockbench/buy" {
+			http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
+		moved.ServeHTTP(w, r)
+	}))
+	t.Cleanup(mover.Close)
 	tests := []struct {
 		name, target string
 		want         []string
+		// fails: the sale ran and the service failed it, answering
+		// outside the protocol (exit 1, the reason in the summary),
+		// where otherwise it could not be judged (exit 3, on stderr).
+		fails bool
 	}{
-		{"nothing listening", silent, []string{silent}},
-		{"nothing listening at the second", live.URL + "," + silent, []string{silent, "/lockbench/state", "connection refused"}},
-		{"404 to the reset", notFound.URL, []string{notFound.URL, "/lockbench/reset", "404"}},
-		{"another service", other.URL, []string{other.URL, "/lockbench/state", "hello from another service"}},
-		{"purchases answered otherwise", garble.URL, []string{"answered no purchase", "hello from another protocol"}},
-		{"purchases never answered", hang.URL, []string{"answered no purchase", hang.URL + "/lockbench/buy", "no answer in 1s"}},
+		{"an outcome outside the protocol", wordy.URL, []string{"outside the protocol (docs/target-protocol.md): 5 answers from", "buyer ", `"outcome": "soldout" is not one of sold, sold-out, duplicate, error`}, true},
+		{"purchases redirected", mover.URL, []string{"50 answers from", "307 Temporary Redirect to " + elsewhere.URL + "/lockbench/buy", "follows no redirect"}, true},
+		{"nothing listening", silent, []string{silent}, false},
+		{"nothing listening at the second", live.URL + "," + silent, []string{silent, "/lockbench/state", "connection refused"}, false},
+		{"404 to the reset", notFound.URL, []string{notFound.URL, "/lockbench/reset", "404"}, false},
+		{"another service", other.URL, []string{other.URL, "/lockbench/state", "hello from another service"}, false},
+		{"purchases answered otherwise", garble.URL, []string{"50 answers from", "buyer ", "hello from another protocol"}, true},
+		{"purchases never answered", hang.URL, []string{"answered no purchase", hang.URL + "/lockbench/buy", "no answer in 1s"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
 			code, out, errOut := lockbench(t, "--target="+tt.target, "--clients=50", "--stock=10", "--ramp=100ms", "--command-timeout=1s")
-			if code != exitInfra {
-				t.Errorf("exit %d, want %d\n%s%s", code, exitInfra, out, errOut)
+			want, said, where := exitInfra, errOut, "stderr"
+			if tt.fails {
+				want, said, where = exitFail, out, "the summary"
+			}
+			if code != want {
+				t.Errorf("exit %d, want %d\n%s%s", code, want, out, errOut)
 			}
 			for _, w := range tt.want {
-				if !strings.Contains(errOut, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				if !strings.Contains(said, w) {
+					t.Errorf("%s lacks %q:\n%s", where, w, said)
 				}
 			}
 			if strings.Contains(out, " pass ") {

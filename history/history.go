@@ -230,6 +230,11 @@ type Final struct {
 	DuplicateUsers []int32 `json:"duplicate_users,omitempty"`
 	// DuplicateOrders counts orders beyond the first, over all users.
 	DuplicateOrders int64 `json:"duplicate_orders"`
+	// Ordered lists the users with at least one order, sorted, where the
+	// store's audit lists them (a service under test's state does); nil
+	// where it does not. The checker then checks every buyer told "sold"
+	// against it, one by one.
+	Ordered []int32 `json:"ordered,omitempty"`
 	// Unknown is true when the state could not be read after the run (the
 	// server was lost): the fields above are then zero, not measured.
 	Unknown bool `json:"unknown,omitempty"`

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
@@ -28,8 +30,11 @@ import (
 //
 // outcome is sold, sold-out, duplicate or error (nothing was written);
 // stock, the stock the purchase read, and token, its fencing token, are
-// optional. A request that fails or is answered otherwise (a 5xx, a
-// timeout, a body lockbench cannot read) has an unknown outcome.
+// optional. A request that fails without an answer (a 5xx, 408 or 429, a
+// timeout, a reset connection) has an unknown outcome; an answer outside
+// the protocol (a redirect, another status, an outcome it does not
+// define, a field of the wrong type, none) is the service's protocol
+// error, naming the buyer and the field (Node.BrokeProtocol).
 const (
 	pathReset = "/lockbench/reset"
 	pathBuy   = "/lockbench/buy"
@@ -63,7 +68,7 @@ func (httpSale) Inventory(env workload.Env) (workload.Inventory, error) {
 	if env.Servers == nil || len(env.Servers.Endpoints) == 0 {
 		return nil, servers.ErrMissing
 	}
-	return &httpInventory{t: env.Servers.Endpoints, c: &http.Client{}, bound: env.Workload.LostAfter()}, nil
+	return &httpInventory{t: env.Servers.Endpoints, c: &http.Client{CheckRedirect: noRedirect}, bound: env.Workload.LostAfter()}, nil
 }
 
 // StartNode gives node n its own HTTP client of its instance, with a pool
@@ -72,7 +77,34 @@ func (httpSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller,
 	t, w := n.Servers().Endpoints, n.Workload()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = w.Pool, w.Pool
-	return &httpSeller{n: n, target: t[n.ID()%len(t)], http: &http.Client{Transport: tr}, timeout: commandTimeout(w)}, nil
+	return &httpSeller{n: n, target: t[n.ID()%len(t)], http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, timeout: commandTimeout(w)}, nil
+}
+
+// noRedirect is every client's CheckRedirect: a redirect is not followed
+// (lockbench talks to the instances it was given and to nothing else,
+// whatever they answer), and the caller reads it as the protocol error
+// it is, naming where it pointed.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// redirect is what a 3xx answer says of itself: its status and where it
+// points; "" for any other answer.
+func redirect(resp *http.Response) string {
+	if resp.StatusCode/100 != 3 {
+		return ""
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return fmt.Sprintf("%s with no Location (lockbench follows no redirect)", resp.Status)
+	}
+	return fmt.Sprintf("%s to %s (lockbench follows no redirect)", resp.Status, snippet([]byte(loc)))
+}
+
+// failedStatus reports whether an answer's status says the request
+// failed without an answer from the sale (a 5xx, 408 Request Timeout,
+// 429 Too Many Requests): its purchase has an unknown outcome, where any
+// other status but 200 is outside the protocol.
+func failedStatus(code int) bool {
+	return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
 }
 
 // httpSeller is one node's side of the black-box sale: the instance it
@@ -92,9 +124,41 @@ func (s *httpSeller) Close() error {
 
 // buyAnswer is the protocol's answer to a buy.
 type buyAnswer struct {
-	Outcome string `json:"outcome"`
-	Stock   *int64 `json:"stock"`
-	Token   uint64 `json:"token"`
+	Outcome string
+	Stock   *int64 // nil when the service does not say
+	Token   uint64
+}
+
+// parseBuy reads the body of a buy's 200 answer. Its error says what is
+// outside the protocol, naming the field: a body that is no JSON object,
+// an outcome missing, not a string or not one of the protocol's, a stock
+// or token that is not a whole number. Fields the protocol does not name
+// are let be; a stock or token of null is none.
+func parseBuy(raw []byte) (buyAnswer, error) {
+	var ans buyAnswer
+	fields, err := jsonObject(raw)
+	if err != nil {
+		return ans, err
+	}
+	if err := required(fields, raw, "outcome", "a string", &ans.Outcome); err != nil {
+		return ans, err
+	}
+	if !slices.Contains(outcomes, ans.Outcome) {
+		return ans, fmt.Errorf(`"outcome": %q is not one of %s`, snippet([]byte(ans.Outcome)), strings.Join(outcomes, ", "))
+	}
+	if v, ok := fields["stock"]; ok && string(v) != "null" {
+		var stock int64
+		if err := json.Unmarshal(v, &stock); err != nil {
+			return ans, fmt.Errorf(`"stock": %s is not a whole number`, snippet(v))
+		}
+		ans.Stock = &stock
+	}
+	if v, ok := fields["token"]; ok && string(v) != "null" {
+		if err := json.Unmarshal(v, &ans.Token); err != nil {
+			return ans, fmt.Errorf(`"token": %s is not a whole number from 0`, snippet(v))
+		}
+	}
+	return ans, nil
 }
 
 // Sell is one purchase: a POST of the protocol's buy, whose answer says
@@ -130,10 +194,29 @@ func (s *httpSeller) Sell(ctx context.Context, a *workload.Attempt) {
 		return
 	}
 	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	var ans buyAnswer
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &ans) != nil || !slices.Contains(outcomes, ans.Outcome) {
+	var broke error
+	switch {
+	case redirect(resp) != "":
+		broke = errors.New(redirect(resp))
+	case failedStatus(resp.StatusCode):
+		// The service failed the request without answering it: what
+		// became of the purchase is unknown, as for a timeout.
 		s.n.Unanswered(fmt.Sprintf("POST %s%s answered %s: %q", s.target, pathBuy, resp.Status, snippet(raw)))
+		rec.WritingWithRead()
+		rec.Unknown()
+		return
+	case resp.StatusCode != http.StatusOK:
+		broke = fmt.Errorf("%s, not 200: %q", resp.Status, snippet(raw))
+	default:
+		ans, broke = parseBuy(raw)
+	}
+	if broke != nil {
+		// The service's error, which fails the run; the purchase is
+		// recorded unknown, so that the checks on what else was
+		// answered allow for it either way.
+		s.n.BrokeProtocol(fmt.Sprintf("buyer %s: POST %s%s answered %v", a.User, s.target, pathBuy, broke))
 		rec.WritingWithRead()
 		rec.Unknown()
 		return
@@ -161,6 +244,10 @@ func (s *httpSeller) Sell(ctx context.Context, a *workload.Attempt) {
 
 // outcomes are the protocol's outcomes of a buy.
 var outcomes = []string{outcomeSold, outcomeSoldOut, outcomeDuplicate, outcomeError}
+
+// maxAnswer bounds what lockbench reads of an answer to a buy; a longer
+// one is cut there, and is no longer the protocol's JSON.
+const maxAnswer = 1 << 16
 
 // snippet is the start of a bad answer, for the error that shows it.
 func snippet(b []byte) string {
@@ -229,6 +316,9 @@ func (v *httpInventory) Prepare(ctx context.Context, stock int64, _ bool) error 
 		return fmt.Errorf("%w: service at %s: POST %s: %s", servers.ErrUnreachable, v.t[0], pathReset, failure(rctx, err, d))
 	}
 	defer resp.Body.Close()
+	if r := redirect(resp); r != "" {
+		return fmt.Errorf("%w: %s: POST %s answered %s (docs/target-protocol.md)", workload.ErrTarget, v.t[0], pathReset, r)
+	}
 	if resp.StatusCode/100 != 2 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 		return fmt.Errorf("%w: %s: POST %s answered %s: %q (docs/target-protocol.md)", workload.ErrTarget, v.t[0], pathReset, resp.Status, snippet(raw))
@@ -243,8 +333,62 @@ func (v *httpInventory) Prepare(ctx context.Context, stock int64, _ bool) error 
 
 // stateAnswer is the protocol's answer to a state.
 type stateAnswer struct {
-	Stock  *int64           `json:"stock"`
-	Orders map[string]int64 `json:"orders"`
+	Stock  int64
+	Orders map[string]int64
+}
+
+// jsonObject reads an answer's body as a JSON object, its fields left
+// raw for required to read one by one.
+func jsonObject(raw []byte) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("the body is not a JSON object: %q", snippet(raw))
+	}
+	return fields, nil
+}
+
+// required reads the field name of an answer (raw, read into fields) into
+// into; its error names the field, missing or not of kind.
+func required(fields map[string]json.RawMessage, raw []byte, name, kind string, into any) error {
+	v, ok := fields[name]
+	if !ok {
+		return fmt.Errorf("the field %q is missing: %q", name, snippet(raw))
+	}
+	if json.Unmarshal(v, into) != nil {
+		return fmt.Errorf("%q: %s is not %s", name, snippet(v), kind)
+	}
+	return nil
+}
+
+// parseState reads the body of a state's 200 answer. Its error says what
+// is outside the protocol, naming the field: a body that is no JSON
+// object, a stock missing or not a whole number, orders missing or not an
+// object of buyers' user ids (whole numbers from 0) to counts from 0.
+func parseState(raw []byte) (stateAnswer, error) {
+	var st stateAnswer
+	fields, err := jsonObject(raw)
+	if err != nil {
+		return st, err
+	}
+	if err := required(fields, raw, "stock", "a whole number", &st.Stock); err != nil {
+		return st, err
+	}
+	const orders = "an object of user ids to whole numbers ({} for none)"
+	if err := required(fields, raw, "orders", orders, &st.Orders); err != nil {
+		return st, err
+	}
+	if st.Orders == nil {
+		return st, fmt.Errorf(`"orders": null is not %s`, orders)
+	}
+	for user, n := range st.Orders {
+		if id, err := strconv.ParseInt(user, 10, 32); err != nil || id < 0 || strconv.FormatInt(id, 10) != user {
+			return st, fmt.Errorf(`"orders": %q is not a buyer's user id (lockbench's buyers are 0, 1, 2...)`, snippet([]byte(user)))
+		}
+		if n < 0 {
+			return st, fmt.Errorf(`"orders": user %s has %d orders`, user, n)
+		}
+	}
+	return st, nil
 }
 
 // Audit reads the state of the first instance.
@@ -253,7 +397,9 @@ func (v *httpInventory) Audit(ctx context.Context) (history.Final, error) {
 	if err != nil {
 		return history.Final{}, err
 	}
-	return CountOrders(*s.Stock, s.Orders), nil
+	f := CountOrders(s.Stock, s.Orders)
+	f.Ordered = ordered(s.Orders)
+	return f, nil
 }
 
 // state reads the state of the instance at u, within v's bound.
@@ -267,11 +413,31 @@ func (v *httpInventory) state(ctx context.Context, u *url.URL) (stateAnswer, err
 		return s, fmt.Errorf("%w: service at %s: GET %s: %s", servers.ErrUnreachable, u, pathState, failure(rctx, err, d))
 	}
 	defer resp.Body.Close()
+	if r := redirect(resp); r != "" {
+		return s, fmt.Errorf("%w: %s: GET %s answered %s (docs/target-protocol.md)", workload.ErrTarget, u, pathState, r)
+	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &s) != nil || s.Stock == nil {
+	if resp.StatusCode != http.StatusOK {
 		return s, fmt.Errorf("%w: %s: GET %s answered %s without a stock and orders lockbench can read: %q (docs/target-protocol.md)", workload.ErrTarget, u, pathState, resp.Status, snippet(raw))
 	}
+	if s, err = parseState(raw); err != nil {
+		return s, fmt.Errorf("%w: %s: GET %s answered %v (docs/target-protocol.md)", workload.ErrTarget, u, pathState, err)
+	}
 	return s, nil
+}
+
+// ordered lists the users with an order, sorted: the final state's
+// Ordered, against which every buyer told "sold" is checked.
+func ordered(orders map[string]int64) []int32 {
+	out := make([]int32, 0, len(orders))
+	for user, n := range orders {
+		if n > 0 {
+			id, _ := strconv.ParseInt(user, 10, 32) // parseState checked it
+			out = append(out, int32(id))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Clear leaves the service as it is: its state is the run's evidence.

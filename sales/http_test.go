@@ -133,7 +133,7 @@ func TestHTTPSale(t *testing.T) {
 }
 
 // TestHTTPSaleProtocolError: a service that answers its purchases with
-// something else than the protocol is a protocol error (ErrTarget), and
+// something else than the protocol is a protocol error (ErrAnswer), and
 // every purchase has an unknown outcome: it was sent, and may have
 // happened.
 func TestHTTPSaleProtocolError(t *testing.T) {
@@ -146,8 +146,8 @@ func TestHTTPSaleProtocolError(t *testing.T) {
 		s.ServeHTTP(w, r)
 	}))
 	h, err := workload.Run(t.Context(), httpConfig(u, 10, 5))
-	if !errors.Is(err, workload.ErrTarget) {
-		t.Fatalf("Run: error %v, want ErrTarget", err)
+	if !errors.Is(err, workload.ErrAnswer) {
+		t.Fatalf("Run: error %v, want ErrAnswer", err)
 	}
 	if h == nil || len(h.Ops) != 10 {
 		t.Fatalf("history %v: want the 10 purchases recorded", h)

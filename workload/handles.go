@@ -130,6 +130,16 @@ func (n *Node) Answered() { n.r.answered.Add(1) }
 // answered fails with ErrTarget, naming the first.
 func (n *Node) Unanswered(what string) { n.r.firstBad.CompareAndSwap(nil, &what) }
 
+// BrokeProtocol keeps an answer of a service under test that is outside
+// its protocol (a redirect, an outcome it does not define, a field of the
+// wrong type or missing), said as what, naming the buyer and the field.
+// Such an answer is the service's error, not an unknown outcome: the run
+// fails with ErrAnswer naming the first, however many were answered well.
+func (n *Node) BrokeProtocol(what string) {
+	n.r.broken.Add(1)
+	n.r.firstBroken.CompareAndSwap(nil, &what)
+}
+
 // Attempt is one attempt of one buyer, as the engine hands it to a
 // Seller: who buys, the items of its cart, and a Recorder for each.
 type Attempt struct {

@@ -191,6 +191,10 @@ type run struct {
 	// protocol; firstBad is its first answer that was not.
 	answered atomic.Int64
 	firstBad atomic.Pointer[string]
+	// broken counts the answers of a service under test outside its
+	// protocol (Node.BrokeProtocol); firstBroken says the first.
+	broken      atomic.Int64
+	firstBroken atomic.Pointer[string]
 	// instances are the processes of a service under test.
 	instances *instances
 	controls  *Controls

@@ -4,18 +4,32 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/servers"
 )
 
 // ErrTarget means a service under test broke the protocol: an answer
-// lockbench cannot read where one was due (reset, state).
+// lockbench cannot read where one was due (reset, state), or no purchase
+// answered in it: nothing the service did can be judged.
 var ErrTarget = errors.New("workload: the service broke the protocol")
+
+// ErrAnswer means a service under test answered purchases outside the
+// protocol (Node.BrokeProtocol): the sale ran, and the service failed it,
+// where ErrTarget means it could not be judged.
+var ErrAnswer = errors.New("workload: the service answered outside the protocol")
 
 // protocolError is the error of a run in which buyers tried and the
 // service under test answered no purchase in the protocol: nothing it did
 // can be judged, and a sale that sold nothing because nothing was
 // answered or understood is no pass.
+//
+// An answer outside the protocol (Node.BrokeProtocol) is ErrAnswer
+// whatever else was answered: it names the first and counts them all.
 func (r *run) protocolError() error {
+	if first := r.firstBroken.Load(); first != nil {
+		n := r.broken.Load()
+		return fmt.Errorf("%w (docs/target-protocol.md): %s from %s; the first: %s", ErrAnswer, words.Count(n, "answer"), r.cfg.Servers.Endpoints, *first)
+	}
 	bad := r.firstBad.Load()
 	if bad == nil || r.answered.Load() > 0 {
 		return nil

@@ -7,7 +7,8 @@
 //
 // Exit codes: 0 every check passed; 1 a check failed (or --baseline found
 // a regression); 2 bad usage; 3 infrastructure failure (a server
-// unreachable); 130 interrupted.
+// unreachable); 4 inconclusive; 70 internal error (a bug in lockbench,
+// never the user's input); 130 interrupted.
 package main
 
 import (
