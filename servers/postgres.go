@@ -1,0 +1,329 @@
+package servers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/internal/serverproc"
+)
+
+// PostgresBinDir is where Debian's postgresql-15 package puts initdb and
+// postgres.
+const PostgresBinDir = "/usr/lib/postgresql/15/bin"
+
+// pgStartTimeout bounds how long a start waits for the server to answer.
+const pgStartTimeout = 60 * time.Second
+
+// pgMaxConnections is the started server's max_connections: every node's
+// pool, the run's own connection and the fault levers fit.
+const pgMaxConnections = 400
+
+// maxPostgresDSN bounds the length of a user's --pg-dsn.
+const maxPostgresDSN = 4096
+
+// Sentinel errors of the PostgreSQL servers, matched with errors.Is.
+var (
+	// ErrPostgresNotInstalled means initdb or postgres is missing.
+	ErrPostgresNotInstalled = errors.New("servers: PostgreSQL is not installed (apt-get install postgresql)")
+	// ErrPostgresDSN means a PostgreSQL DSN does not parse.
+	ErrPostgresDSN = errors.New("servers: bad PostgreSQL DSN")
+	// ErrPostgresUnreachable means the server did not answer.
+	ErrPostgresUnreachable = errors.New("servers: PostgreSQL does not answer")
+	// ErrPostgresNotStarted means a lever that acts on the server's
+	// processes (pause, restart) was pulled on a server lockbench did not
+	// start.
+	ErrPostgresNotStarted = errors.New("servers: not a PostgreSQL lockbench started")
+)
+
+// Postgres is a PostgreSQL server: a user's, reached by its DSN
+// (DialPostgres), or one lockbench started on loopback (StartPostgres),
+// whose processes it can pause and restart.
+type Postgres struct {
+	dsn     string
+	addr    string // host:port of the DSN
+	version string
+
+	// What lockbench started; proc is nil for a user's server.
+	proc *serverproc.Proc
+	bin  string
+	dir  string
+	data string
+	port int
+	cred *syscall.Credential // nil when lockbench does not run as root
+	mu   sync.Mutex          // serializes the levers
+}
+
+// PostgresAvailable reports whether Debian's PostgreSQL binaries are
+// installed.
+func PostgresAvailable() bool {
+	_, err := postgresBinDir()
+	return err == nil
+}
+
+func postgresBinDir() (string, error) {
+	for _, name := range []string{"initdb", "postgres"} {
+		if _, err := os.Stat(filepath.Join(PostgresBinDir, name)); err != nil {
+			return "", ErrPostgresNotInstalled
+		}
+	}
+	return PostgresBinDir, nil
+}
+
+// ParsePostgresDSN checks a user's DSN (a postgres:// URL or key=value
+// pairs, as pgx reads them) and returns the host:port it reaches.
+func ParsePostgresDSN(dsn string) (addr string, err error) {
+	if len(dsn) > maxPostgresDSN {
+		return "", fmt.Errorf("%w: %d bytes, at most %d", ErrPostgresDSN, len(dsn), maxPostgresDSN)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrPostgresDSN, err)
+	}
+	if cfg.Host == "" || filepath.IsAbs(cfg.Host) {
+		return "", fmt.Errorf("%w: %q names no TCP host (a Unix socket cannot be routed through the fault proxy)", ErrPostgresDSN, cfg.Host)
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), nil
+}
+
+// DialPostgres reaches a user's PostgreSQL by its DSN and reads its
+// version. lockbench leaves its processes alone: the levers fail with
+// ErrPostgresNotStarted.
+func DialPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+	addr, err := ParsePostgresDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	p := &Postgres{dsn: dsn, addr: addr}
+	if p.version, err = p.readVersion(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// StartPostgres initializes a data directory in a new temporary
+// directory (initdb, trust authentication for the user postgres) and
+// starts the server on it on a free 127.0.0.1 port, with no Unix socket,
+// fsync off and room for 400 connections. initdb and postgres refuse to
+// run as root: as root, lockbench runs them as the user nobody, who is
+// given the directory. Close stops the server and removes the directory.
+func StartPostgres(ctx context.Context) (*Postgres, error) {
+	bin, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lockbench-pg-")
+	if err != nil {
+		return nil, err
+	}
+	p := &Postgres{bin: bin, dir: dir, data: filepath.Join(dir, "data")}
+	if os.Geteuid() == 0 {
+		if p.cred, err = nobody(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		if err := os.Chown(dir, int(p.cred.Uid), int(p.cred.Gid)); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", p.data, "-U", "postgres",
+		"-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	// A free port is only free when asked: a server that exits before it
+	// answers is started again on another.
+	_, err = loopback.Retry(ctx, serverproc.ErrExited, func(port int, addr string) (struct{}, error) {
+		p.port, p.addr = port, addr
+		p.dsn = "postgres://postgres@" + addr + "/postgres?sslmode=disable"
+		return struct{}{}, p.spawn(ctx)
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if p.version, err = p.readVersion(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// nobody is the credential of the user nobody.
+func nobody() (*syscall.Credential, error) {
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return nil, fmt.Errorf("servers: PostgreSQL refuses to run as root, and there is no user nobody to run it as: %v", err)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("servers: user nobody has uid %q, gid %q", u.Uid, u.Gid)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+}
+
+// spawn starts the server on its data directory and waits until it
+// answers. The server's processes form a process group of their own, so
+// that a pause stops the backends with the postmaster.
+func (p *Postgres) spawn(ctx context.Context) error {
+	cmd := exec.Command(filepath.Join(p.bin, "postgres"), "-D", p.data,
+		"-p", strconv.Itoa(p.port), "-h", "127.0.0.1", "-c", "unix_socket_directories=",
+		"-c", "max_connections="+strconv.Itoa(pgMaxConnections), "-c", "shared_buffers=32MB",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "log_min_messages=fatal", "-c", "logging_collector=off")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true}
+	proc, err := serverproc.Start(cmd)
+	if err != nil {
+		return err
+	}
+	err = proc.Wait("postgres", p.addr, pgStartTimeout, 100*time.Millisecond, func() error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		c, err := pgx.Connect(sctx, p.dsn)
+		if err != nil {
+			return err
+		}
+		return c.Close(sctx)
+	})
+	if err != nil {
+		syscall.Kill(-proc.Pid(), syscall.SIGKILL)
+		proc.Kill()
+		return err
+	}
+	p.proc = proc
+	return nil
+}
+
+// readVersion asks the server for its version.
+func (p *Postgres) readVersion(ctx context.Context) (string, error) {
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(sctx, p.dsn)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrPostgresUnreachable, p.addr, err)
+	}
+	defer c.Close(context.Background())
+	var v string
+	if err := c.QueryRow(sctx, "SHOW server_version").Scan(&v); err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrPostgresUnreachable, p.addr, err)
+	}
+	return v, nil
+}
+
+// DSN reaches the server: the user's, or postgres@127.0.0.1:port/postgres
+// of a server lockbench started.
+func (p *Postgres) DSN() string { return p.dsn }
+
+// Addr is the server's host:port.
+func (p *Postgres) Addr() string { return p.addr }
+
+// Name says what the server is and where.
+func (p *Postgres) Name() string { return "PostgreSQL " + p.addr }
+
+// Version is the server's version, as SHOW server_version says it.
+func (p *Postgres) Version() string { return p.version }
+
+// Close stops a server lockbench started (a fast shutdown: its sessions
+// end, their transactions roll back) and removes its directory; a user's
+// server is left as it was.
+func (p *Postgres) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.proc != nil {
+		p.kill(syscall.SIGINT)
+		p.proc = nil
+	}
+	if p.dir != "" {
+		return os.RemoveAll(p.dir)
+	}
+	return nil
+}
+
+// kill resumes the server's processes and sends them sig (SIGINT: a fast
+// shutdown; SIGKILL: a crash), waits for the postmaster to end, and kills
+// what is left of the group.
+func (p *Postgres) kill(sig syscall.Signal) {
+	pg := -p.proc.Pid()
+	syscall.Kill(pg, syscall.SIGCONT)
+	syscall.Kill(p.proc.Pid(), sig)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.proc.Kill() // waits for the postmaster: SIGKILL if SIGINT is slow
+	}()
+	if sig != syscall.SIGKILL {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	<-done
+	syscall.Kill(pg, syscall.SIGKILL)
+}
+
+// Pause stops the server's processes (SIGSTOP to the postmaster and every
+// backend) and resumes them after d in the background: it answers
+// nothing meanwhile, and what was sent waits. The levers are serialized.
+func (p *Postgres) Pause(_ context.Context, d time.Duration) error {
+	resume, err := p.hold()
+	if err != nil {
+		return err
+	}
+	go func() {
+		time.Sleep(d)
+		resume()
+	}()
+	return nil
+}
+
+// hold stops the server's processes until resume is called.
+func (p *Postgres) hold() (resume func(), err error) {
+	p.mu.Lock()
+	if p.proc == nil {
+		p.mu.Unlock()
+		return nil, ErrPostgresNotStarted
+	}
+	pg := -p.proc.Pid()
+	resume = func() {
+		syscall.Kill(pg, syscall.SIGCONT)
+		p.mu.Unlock()
+	}
+	if err := syscall.Kill(pg, syscall.SIGSTOP); err != nil {
+		resume()
+		return nil, err
+	}
+	return resume, nil
+}
+
+// Restart crashes the server (SIGKILL to every process of it) and starts
+// it again on its data and port, waiting until it answers: every session
+// ends, with its session-level advisory locks, and what was committed
+// survives (crash recovery).
+func (p *Postgres) Restart(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.proc == nil {
+		return ErrPostgresNotStarted
+	}
+	p.kill(syscall.SIGKILL)
+	p.proc = nil
+	return p.spawn(ctx)
+}
