@@ -8,3 +8,6 @@ func HoldEtcd(e *Etcd, idx ...int) (resume func(), err error) {
 	}
 	return e.hold(ms)
 }
+
+// HoldPostgres stops p's processes until resume is called.
+func HoldPostgres(p *Postgres) (resume func(), err error) { return p.hold() }

@@ -5,7 +5,13 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/pgtest"
 )
 
-// TestMain stops the shared etcd cluster, if one started.
-func TestMain(m *testing.M) { os.Exit(etcdtest.Main(m)) }
+// TestMain stops the shared etcd cluster and PostgreSQL, if they started.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(etcdRun{m})) }
+
+// etcdRun runs the tests through etcdtest.Main.
+type etcdRun struct{ m *testing.M }
+
+func (r etcdRun) Run() int { return etcdtest.Main(r.m) }

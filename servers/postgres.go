@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -115,7 +117,8 @@ func DialPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 // StartPostgres initializes a data directory in a new temporary
 // directory (initdb, trust authentication for the user postgres) and
 // starts the server on it on a free 127.0.0.1 port, with no Unix socket,
-// fsync off and room for 400 connections. initdb and postgres refuse to
+// fsync off (a crash of the server loses nothing it committed; only
+// the machine's would) and room for 400 connections. initdb and postgres refuse to
 // run as root: as root, lockbench runs them as the user nobody, who is
 // given the directory. Close stops the server and removes the directory.
 func StartPostgres(ctx context.Context) (*Postgres, error) {
@@ -178,15 +181,14 @@ func nobody() (*syscall.Credential, error) {
 }
 
 // spawn starts the server on its data directory and waits until it
-// answers. The server's processes form a process group of their own, so
-// that a pause stops the backends with the postmaster.
+// answers.
 func (p *Postgres) spawn(ctx context.Context) error {
 	cmd := exec.Command(filepath.Join(p.bin, "postgres"), "-D", p.data,
 		"-p", strconv.Itoa(p.port), "-h", "127.0.0.1", "-c", "unix_socket_directories=",
 		"-c", "max_connections="+strconv.Itoa(pgMaxConnections), "-c", "shared_buffers=32MB",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "log_min_messages=fatal", "-c", "logging_collector=off")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	proc, err := serverproc.Start(cmd)
 	if err != nil {
 		return err
@@ -204,7 +206,6 @@ func (p *Postgres) spawn(ctx context.Context) error {
 		return c.Close(sctx)
 	})
 	if err != nil {
-		syscall.Kill(-proc.Pid(), syscall.SIGKILL)
 		proc.Kill()
 		return err
 	}
@@ -257,26 +258,25 @@ func (p *Postgres) Close() error {
 	return nil
 }
 
-// kill resumes the server's processes and sends them sig (SIGINT: a fast
-// shutdown; SIGKILL: a crash), waits for the postmaster to end, and kills
-// what is left of the group.
+// kill sends the postmaster sig (SIGINT: a fast shutdown; SIGKILL, to
+// the backends too: a crash) and waits for it to end.
 func (p *Postgres) kill(sig syscall.Signal) {
-	pg := -p.proc.Pid()
-	syscall.Kill(pg, syscall.SIGCONT)
-	syscall.Kill(p.proc.Pid(), sig)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		p.proc.Kill() // waits for the postmaster: SIGKILL if SIGINT is slow
-	}()
-	if sig != syscall.SIGKILL {
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
+	pid := p.proc.Pid()
+	if sig == syscall.SIGKILL {
+		for _, kid := range children(pid) {
+			syscall.Kill(kid, syscall.SIGKILL)
 		}
 	}
-	<-done
-	syscall.Kill(pg, syscall.SIGKILL)
+	syscall.Kill(pid, sig)
+	// A fast shutdown takes a moment; the postmaster is reaped as soon as
+	// it ends, and killed if it is slow.
+	for range 100 {
+		if syscall.Kill(pid, 0) != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.proc.Kill()
 }
 
 // Pause stops the server's processes (SIGSTOP to the postmaster and every
@@ -294,23 +294,55 @@ func (p *Postgres) Pause(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-// hold stops the server's processes until resume is called.
+// hold stops the server's processes until resume is called: the
+// postmaster first (it forks no backend while stopped), then its
+// children, each backend being a process group of its own.
 func (p *Postgres) hold() (resume func(), err error) {
 	p.mu.Lock()
 	if p.proc == nil {
 		p.mu.Unlock()
 		return nil, ErrPostgresNotStarted
 	}
-	pg := -p.proc.Pid()
+	pids := []int{p.proc.Pid()}
 	resume = func() {
-		syscall.Kill(pg, syscall.SIGCONT)
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
 		p.mu.Unlock()
 	}
-	if err := syscall.Kill(pg, syscall.SIGSTOP); err != nil {
+	if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
 		resume()
 		return nil, err
 	}
+	for _, pid := range children(pids[0]) {
+		if syscall.Kill(pid, syscall.SIGSTOP) == nil {
+			pids = append(pids, pid)
+		}
+	}
 	return resume, nil
+}
+
+// children lists the processes whose parent is pid, from /proc.
+func children(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
 }
 
 // Restart crashes the server (SIGKILL to every process of it) and starts

@@ -61,11 +61,15 @@ func Own(t testing.TB) *servers.Etcd {
 }
 
 // Main runs the tests and then stops the shared cluster, if one started;
-// call it from TestMain: os.Exit(etcdtest.Main(m)).
-func Main(m *testing.M) int {
+// call it from TestMain, with the *testing.M: os.Exit(etcdtest.Main(m)).
+func Main(m Runner) int {
 	code := m.Run()
 	if shared != nil {
 		shared.Close()
 	}
 	return code
 }
+
+// Runner runs a test binary's tests: a *testing.M, or another helper's
+// Main wrapped, so that one TestMain stops several shared servers.
+type Runner interface{ Run() int }
