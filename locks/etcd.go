@@ -170,6 +170,24 @@ type etcdLease struct {
 	stop  func() bool
 }
 
+// EtcdLease is a holding of an etcd lock, for a store in etcd itself
+// that writes only while the lock is still the holder's (etcd-txn).
+type EtcdLease interface {
+	Lease
+	// Owner compares the lock key's create revision with the holder's: a
+	// transaction's If that holds only while the lock is held.
+	Owner() clientv3.Cmp
+	// KV is the holder's node's client, through its fault proxy and
+	// behind its pause.
+	KV() clientv3.KV
+}
+
+// Owner implements EtcdLease: concurrency.Mutex's IsOwner.
+func (le *etcdLease) Owner() clientv3.Cmp { return le.m.IsOwner() }
+
+// KV implements EtcdLease.
+func (le *etcdLease) KV() clientv3.KV { return le.l.client }
+
 // Token implements Lease: the lock key's create revision for etcd-fenced,
 // zero for etcd.
 func (le *etcdLease) Token() uint64 { return le.token }

@@ -21,6 +21,43 @@ import (
 	"go.uber.org/zap"
 )
 
+// KindEtcd is an etcd cluster, where the etcd locks live (their
+// inventory stays in Redis) and etcd-txn keeps its inventory.
+const KindEtcd Kind = "etcd"
+
+// etcdEnv is the environment variable --etcd defaults to.
+const etcdEnv = "LOCKBENCH_ETCD"
+
+func init() {
+	Register(KindInfo{
+		Kind:  KindEtcd,
+		Title: "an etcd cluster",
+		Flag:  "etcd",
+		Env:   etcdEnv,
+		Usage: "client addresses of an etcd cluster (host:port,...) that the etcd implementations lock in; the inventory stays in Redis, but for etcd-txn's (default $" + etcdEnv + "; without it lockbench starts three members of Debian's etcd on loopback)",
+		Hint:  "needs an etcd cluster: give --etcd ADDR,... (or set $" + etcdEnv + "), or install Debian's etcd-server (apt-get install etcd-server) and lockbench starts three members on loopback",
+		Check: func(list string) error {
+			_, err := ParseEtcdEndpoints(list)
+			return err
+		},
+		Dial: func(ctx context.Context, list string) (Server, error) {
+			eps, err := ParseEtcdEndpoints(list)
+			if err != nil {
+				return nil, err
+			}
+			return DialEtcd(ctx, eps)
+		},
+		Start: func(ctx context.Context) (Server, error) { return StartEtcd(ctx) },
+		Node: func(list string) (Server, error) {
+			eps, err := ParseEtcdEndpoints(list)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrBadAddress, err)
+			}
+			return &Etcd{endpoints: eps}, nil
+		},
+	})
+}
+
 // EtcdBinary is where Debian's etcd-server package puts the server.
 const EtcdBinary = "/usr/bin/etcd"
 
@@ -38,14 +75,16 @@ const etcdStartTimeout = 60 * time.Second
 var (
 	// ErrEtcdNotInstalled means the etcd binary is missing.
 	ErrEtcdNotInstalled = errors.New("servers: etcd is not installed (apt-get install etcd-server)")
-	// ErrEtcdAddr means an etcd address is not a host:port.
-	ErrEtcdAddr = errors.New("servers: bad etcd address")
-	// ErrEtcdUnreachable means no member of an etcd cluster answered.
-	ErrEtcdUnreachable = errors.New("servers: etcd does not answer")
+	// ErrEtcdAddr means an etcd address is not a host:port; it wraps
+	// ErrBadAddress.
+	ErrEtcdAddr = fmt.Errorf("%w: etcd", ErrBadAddress)
+	// ErrEtcdUnreachable means no member of an etcd cluster answered; it
+	// wraps ErrUnreachable.
+	ErrEtcdUnreachable = fmt.Errorf("%w: etcd does not answer", ErrUnreachable)
 	// ErrEtcdNotStarted means a lever that acts on the members' processes
 	// (pause, restart, quorum loss) was pulled on a cluster lockbench did
 	// not start.
-	ErrEtcdNotStarted = errors.New("servers: not an etcd cluster lockbench started")
+	ErrEtcdNotStarted = fmt.Errorf("%w: not an etcd cluster lockbench started", ErrUnsupported)
 )
 
 // Etcd is an etcd cluster: one of the user's, reached at its client
@@ -277,6 +316,10 @@ func (e *Etcd) readVersion(ctx context.Context) (string, error) {
 
 // Endpoints are the members' client addresses (host:port).
 func (e *Etcd) Endpoints() []string { return append([]string(nil), e.endpoints...) }
+
+// Addrs implements Addressed: the members' client addresses, each of
+// which the engine puts behind a node's fault proxy.
+func (e *Etcd) Addrs() []string { return e.Endpoints() }
 
 // Name says what the cluster is and where.
 func (e *Etcd) Name() string {

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,63 @@ import (
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/serverproc"
 )
+
+// KindPostgres is a PostgreSQL, where the pg sales keep their inventory
+// and take their locks.
+const KindPostgres Kind = "postgres"
+
+// postgresEnv is the environment variable --pg-dsn defaults to.
+const postgresEnv = "LOCKBENCH_PG_DSN"
+
+func init() {
+	Register(KindInfo{
+		Kind:   KindPostgres,
+		Title:  "PostgreSQL",
+		Flag:   "pg-dsn",
+		Env:    postgresEnv,
+		Usage:  "PostgreSQL of the pg implementations, as postgres://user:password@host:port/database (default $" + postgresEnv + "; without it lockbench starts Debian's PostgreSQL on loopback); lockbench creates its tables there and drops them after",
+		Secret: true,
+		Hint:   "keeps its inventory in PostgreSQL: give --pg-dsn=postgres://user:password@127.0.0.1:5432/db or $" + postgresEnv + ", or install Debian's postgresql and lockbench starts one on loopback",
+		Check: func(dsn string) error {
+			_, err := ParsePostgresDSN(dsn)
+			return err
+		},
+		Redact: RedactPostgresDSN,
+		Dial:   func(ctx context.Context, dsn string) (Server, error) { return DialPostgres(ctx, dsn) },
+		Start:  func(ctx context.Context) (Server, error) { return StartPostgres(ctx) },
+		Node:   func(spec string) (Server, error) { return postgresAt(spec) },
+	})
+}
+
+// postgresAt rebuilds a server on a node from what the coordinator sent:
+// its address routed through the node's fault proxy (the server is
+// Addressed), reached as the user postgres, database postgres, as on a
+// server lockbench started; or a whole DSN.
+func postgresAt(spec string) (*Postgres, error) {
+	if CheckHostPort(spec) == nil {
+		return &Postgres{addr: spec, dsn: "postgres://postgres@" + spec + "/postgres?sslmode=disable"}, nil
+	}
+	addr, err := ParsePostgresDSN(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Postgres{addr: addr, dsn: spec}, nil
+}
+
+// RedactPostgresDSN returns dsn with its password replaced by PASSWORD.
+func RedactPostgresDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "PASSWORD")
+			return u.String()
+		}
+		return dsn
+	}
+	return pgPassword.ReplaceAllString(dsn, "${1}PASSWORD")
+}
+
+// pgPassword finds the password of a key=value DSN.
+var pgPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 
 // PostgresBinDir is where Debian's postgresql-15 package puts initdb and
 // postgres.
@@ -39,14 +98,16 @@ const maxPostgresDSN = 4096
 var (
 	// ErrPostgresNotInstalled means initdb or postgres is missing.
 	ErrPostgresNotInstalled = errors.New("servers: PostgreSQL is not installed (apt-get install postgresql)")
-	// ErrPostgresDSN means a PostgreSQL DSN does not parse.
-	ErrPostgresDSN = errors.New("servers: bad PostgreSQL DSN")
-	// ErrPostgresUnreachable means the server did not answer.
-	ErrPostgresUnreachable = errors.New("servers: PostgreSQL does not answer")
+	// ErrPostgresDSN means a PostgreSQL DSN does not parse; it wraps
+	// ErrBadAddress.
+	ErrPostgresDSN = fmt.Errorf("%w: PostgreSQL DSN", ErrBadAddress)
+	// ErrPostgresUnreachable means the server did not answer; it wraps
+	// ErrUnreachable.
+	ErrPostgresUnreachable = fmt.Errorf("%w: PostgreSQL does not answer", ErrUnreachable)
 	// ErrPostgresNotStarted means a lever that acts on the server's
 	// processes (pause, restart) was pulled on a server lockbench did not
 	// start.
-	ErrPostgresNotStarted = errors.New("servers: not a PostgreSQL lockbench started")
+	ErrPostgresNotStarted = fmt.Errorf("%w: not a PostgreSQL lockbench started", ErrUnsupported)
 )
 
 // Postgres is a PostgreSQL server: a user's, reached by its DSN
@@ -236,8 +297,36 @@ func (p *Postgres) DSN() string { return p.dsn }
 // Addr is the server's host:port.
 func (p *Postgres) Addr() string { return p.addr }
 
+// Addrs implements Addressed: the server's address, which the engine
+// puts behind a node's fault proxy.
+func (p *Postgres) Addrs() []string { return []string{p.addr} }
+
+// ConfigAt is the server's connection config with addr (a fault proxy's) in place of the
+// server's host and port.
+func (p *Postgres) ConfigAt(addr string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(p.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPostgresDSN, err)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrBadAddress, addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return nil, fmt.Errorf("%w: %q: port out of range", ErrBadAddress, addr)
+	}
+	cfg.Host, cfg.Port, cfg.Fallbacks = host, uint16(n), nil
+	return cfg, nil
+}
+
 // Name says what the server is and where.
-func (p *Postgres) Name() string { return "PostgreSQL " + p.addr }
+func (p *Postgres) Name() string {
+	if p.version == "" {
+		return "PostgreSQL at " + p.addr
+	}
+	return "PostgreSQL " + p.version + " at " + p.addr
+}
 
 // Version is the server's version, as SHOW server_version says it.
 func (p *Postgres) Version() string { return p.version }
