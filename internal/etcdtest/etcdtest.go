@@ -24,8 +24,8 @@ var (
 	once      sync.Once
 )
 
-// need skips t, or fails it under RequireEnv, when etcd is missing.
-func need(t testing.TB) {
+// Need skips t, or fails it under RequireEnv, when etcd is missing.
+func Need(t testing.TB) {
 	t.Helper()
 	if servers.EtcdAvailable() {
 		return
@@ -40,7 +40,7 @@ func need(t testing.TB) {
 // use. Tests must leave its members running.
 func Start(t testing.TB) *servers.Etcd {
 	t.Helper()
-	need(t)
+	Need(t)
 	once.Do(func() { shared, sharedErr = servers.StartEtcd(t.Context()) })
 	if sharedErr != nil {
 		t.Fatalf("starting etcd: %v", sharedErr)
@@ -51,7 +51,7 @@ func Start(t testing.TB) *servers.Etcd {
 // Own starts a cluster for t alone, stopped when t ends.
 func Own(t testing.TB) *servers.Etcd {
 	t.Helper()
-	need(t)
+	Need(t)
 	e, err := servers.StartEtcd(t.Context())
 	if err != nil {
 		t.Fatalf("starting etcd: %v", err)

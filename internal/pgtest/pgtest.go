@@ -24,8 +24,8 @@ var (
 	once      sync.Once
 )
 
-// need skips t, or fails it under RequireEnv, when PostgreSQL is missing.
-func need(t testing.TB) {
+// Need skips t, or fails it under RequireEnv, when PostgreSQL is missing.
+func Need(t testing.TB) {
 	t.Helper()
 	if servers.PostgresAvailable() {
 		return
@@ -40,7 +40,7 @@ func need(t testing.TB) {
 // use. Tests must leave it running.
 func Start(t testing.TB) *servers.Postgres {
 	t.Helper()
-	need(t)
+	Need(t)
 	once.Do(func() { shared, sharedErr = servers.StartPostgres(t.Context()) })
 	if sharedErr != nil {
 		t.Fatalf("starting PostgreSQL: %v", sharedErr)
@@ -51,7 +51,7 @@ func Start(t testing.TB) *servers.Postgres {
 // Own starts a server for t alone, stopped when t ends.
 func Own(t testing.TB) *servers.Postgres {
 	t.Helper()
-	need(t)
+	Need(t)
 	p, err := servers.StartPostgres(t.Context())
 	if err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
