@@ -122,3 +122,17 @@ func TestParsePostgresDSN(t *testing.T) {
 		})
 	}
 }
+
+func TestRedactPostgresDSN(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://u:secret@h:5432/db", "postgres://u:PASSWORD@h:5432/db"},
+		{"postgres://u@h/db", "postgres://u@h/db"},
+		{"host=h user=u password=secret dbname=db", "host=h user=u password=PASSWORD dbname=db"},
+		{"host=h password='a b' user=u", "host=h password=PASSWORD user=u"},
+	}
+	for _, tt := range tests {
+		if got := servers.RedactPostgresDSN(tt.in); got != tt.want {
+			t.Errorf("RedactPostgresDSN(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
