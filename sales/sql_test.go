@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/lockbench/lockbench/internal/pgtest"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(etcdRun{mysqlRun{m}})) }
 // mysqlRun and etcdRun chain the helpers' Mains.
 type (
 	mysqlRun struct{ m *testing.M }
-	etcdRun  struct{ next pgtest.Runner }
+	etcdRun  struct{ next servertest.Runner }
 )
 
 func (r mysqlRun) Run() int { return mysqltest.Main(r.m) }

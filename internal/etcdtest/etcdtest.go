@@ -7,10 +7,10 @@
 package etcdtest
 
 import (
-	"os"
-	"sync"
+	"context"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 )
 
@@ -18,58 +18,22 @@ import (
 // etcd into a test failure instead of a skip.
 const RequireEnv = "LOCKBENCH_REQUIRE_ETCD"
 
-var (
-	shared    *servers.Etcd
-	sharedErr error
-	once      sync.Once
-)
+var kind = servertest.Kind[*servers.Etcd]{
+	Title: "etcd", RequireEnv: RequireEnv, Install: "apt-get install etcd-server",
+	Available: servers.EtcdAvailable,
+	Launch:    func(ctx context.Context) (*servers.Etcd, error) { return servers.StartEtcd(ctx) },
+}
 
 // Need skips t, or fails it under RequireEnv, when etcd is missing.
-func Need(t testing.TB) {
-	t.Helper()
-	if servers.EtcdAvailable() {
-		return
-	}
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("etcd is not installed and %s=1: apt-get install etcd-server", RequireEnv)
-	}
-	t.Skipf("etcd is not installed (apt-get install etcd-server); skipping real-etcd test (set %s=1 to fail instead)", RequireEnv)
-}
+func Need(t testing.TB) { t.Helper(); kind.Need(t) }
 
 // Start returns the test binary's shared cluster, starting it on first
 // use. Tests must leave its members running.
-func Start(t testing.TB) *servers.Etcd {
-	t.Helper()
-	Need(t)
-	once.Do(func() { shared, sharedErr = servers.StartEtcd(t.Context()) })
-	if sharedErr != nil {
-		t.Fatalf("starting etcd: %v", sharedErr)
-	}
-	return shared
-}
+func Start(t testing.TB) *servers.Etcd { t.Helper(); return kind.Start(t) }
 
 // Own starts a cluster for t alone, stopped when t ends.
-func Own(t testing.TB) *servers.Etcd {
-	t.Helper()
-	Need(t)
-	e, err := servers.StartEtcd(t.Context())
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
+func Own(t testing.TB) *servers.Etcd { t.Helper(); return kind.Own(t) }
 
 // Main runs the tests and then stops the shared cluster, if one started;
 // call it from TestMain, with the *testing.M: os.Exit(etcdtest.Main(m)).
-func Main(m Runner) int {
-	code := m.Run()
-	if shared != nil {
-		shared.Close()
-	}
-	return code
-}
-
-// Runner runs a test binary's tests: a *testing.M, or another helper's
-// Main wrapped, so that one TestMain stops several shared servers.
-type Runner interface{ Run() int }
+func Main(m servertest.Runner) int { return kind.Main(m) }
