@@ -394,13 +394,12 @@ var truth = []Cell{
 
 	// etcd's lock (concurrency.Mutex, the official client): the session's
 	// TTL is the lease (Jepsen, etcd 3.4.3). The inventory is in Redis but
-	// for etcd-txn's, which is in etcd.
+	// for etcd-txn's, which is in etcd: the server faults, which act on
+	// the store, reach the etcd members through etcd-txn only.
 	{Impl: "etcd", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd", Fault: "pause-holder", TTL: etcdSession, Want: OverlapOversell, Why: etcdPauseWhy},
 	{Impl: "etcd", Fault: "slow-holder", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
-	{Impl: "etcd", Fault: "server-pause", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
-	{Impl: "etcd", Fault: "restart", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
 	{Impl: "etcd-fenced", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd-fenced", Fault: "pause-holder", TTL: etcdSession, Want: DataSafe},
 	{Impl: "etcd-fenced", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
@@ -408,6 +407,7 @@ var truth = []Cell{
 	{Impl: "etcd-txn", Fault: "pause-holder", TTL: etcdSession, Want: DataSafe},
 	{Impl: "etcd-txn", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd-txn", Fault: "server-pause", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
+	{Impl: "etcd-txn", Fault: "restart", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
 
 	// PostgreSQL: the inventory in PostgreSQL, guarded by an advisory lock
 	// or the row lock. pg-advisory's --ttl is its lock sessions'
