@@ -50,7 +50,8 @@ func TestRegister(t *testing.T) {
 func TestBuiltinOrder(t *testing.T) {
 	want := []string{"none", "local", "setnx", "setnx-expire", "set-nx-ex", "owner-check", "lua", "lua-wait", "getset",
 		"reentrant", "watchdog", "spin", "fair", "multi", "rw", "renew-naive", "redlock", "zookeeper", "zookeeper-seed002",
-		"atomic", "mysql", "mysql-for-update", "mysql-version", "fenced", "redsync", "redislock"}
+		"atomic", "mysql", "mysql-for-update", "mysql-version", "fenced", "redsync", "redislock",
+		"etcd", "etcd-fenced", "etcd-txn", "pg-advisory", "pg-advisory-xact", "pg-for-update"}
 	var got []string
 	for _, im := range builtin() {
 		got = append(got, im.Name)

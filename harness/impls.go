@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
@@ -94,8 +95,55 @@ var (
 			},
 			Sale: sales.SQLSale(sales.SQLVersion),
 		},
+		{
+			Info: locks.Info{
+				Name:       "etcd-txn",
+				Summary:    "inventory in etcd: etcd-fenced's lock, the stock read under it, stock-1 and the order written in a transaction that compares the lock key's create revision (IsOwner)",
+				Source:     "beyond the sources: etcd's documented lock-then-guarded-transaction pattern",
+				Notes:      "The lock is etcd-fenced's (concurrency.Mutex on a session per buyer; --ttl the session's TTL, etcd's 60 s by default); the read is one request (the stock and the buyer's order key), the write one transaction: If the lock key's create revision is still the holder's, put stock-1 and the order. A holder paused past its TTL overlaps the next (reported), but its transaction finds the key gone and writes nothing: safe, and the inventory linearizable. Needs an etcd cluster (--etcd, or Debian's etcd-server to start one).",
+				Beyond:     true,
+				DefaultTTL: 60 * time.Second,
+			},
+			Locked: true,
+			Sale:   sales.EtcdTxn(etcdFenced),
+		},
+		{
+			Info: locks.Info{
+				Name:    "pg-advisory",
+				Summary: "PostgreSQL session-level pg_advisory_lock on a lock session of its own, the sale's transaction on another connection, pg_advisory_unlock",
+				Source:  "beyond the sources: PostgreSQL advisory locks",
+				Notes:   "Inventory in PostgreSQL (the read-modify-write of the seeds: SELECT stock, INSERT the order, UPDATE stock = read-1, COMMIT). The lock is held by its session, not by a lease: a paused or slow holder stalls the sale, and a dead one's connection closes and frees it. With --ttl, each lock session has it as its idle_session_timeout (the server-side bound a pooler or a DBA sets): a holder whose lock session stays idle longer, paused or cut off, has its session ended by the server, which frees the lock, while the holder goes on writing through its data connection: overlap and oversell. Without --ttl, none. Needs PostgreSQL (--pg-dsn, or Debian's postgresql to start one).",
+				Beyond:  true,
+			},
+			Locked: true,
+			Sale:   sales.PGSale(sales.PGAdvisory),
+		},
+		{
+			Info: locks.Info{
+				Name:    "pg-advisory-xact",
+				Summary: "PostgreSQL pg_advisory_xact_lock inside the sale's transaction: the lock goes with the COMMIT",
+				Source:  "beyond the sources: PostgreSQL advisory locks",
+				Notes:   "Inventory in PostgreSQL, the seeds' read-modify-write in one transaction that first takes the transaction-level advisory lock: the lock and the writes live and die together (a session ended by the server rolls the writes back with the lock), so no stale holder can write. Needs PostgreSQL.",
+				Beyond:  true,
+			},
+			Locked: true,
+			Sale:   sales.PGSale(sales.PGAdvisoryXact),
+		},
+		{
+			Info: locks.Info{
+				Name:    "pg-for-update",
+				Summary: "PostgreSQL pessimistic row lock: SELECT stock ... FOR UPDATE, the order, business step, UPDATE stock = read-1, COMMIT",
+				Source:  "beyond the sources: mysql-for-update's counterpart on PostgreSQL",
+				Notes:   "As mysql-for-update: the row lock is held from the SELECT to the COMMIT, waiters queue on the row in the server, a holder that dies closes its connection and the server rolls back. Needs PostgreSQL.",
+				Beyond:  true,
+			},
+			Sale: sales.PGSale(sales.PGForUpdate),
+		},
 	}
 )
+
+// etcdFenced is etcd-txn's lock.
+var etcdFenced, _ = locks.Lookup("etcd-fenced")
 
 // Service is the implementation of a running service under test, reached
 // over HTTP (backends.Options.Endpoints): its lock, whatever it is, is inside

@@ -15,6 +15,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/locks"
 )
@@ -24,6 +25,7 @@ import (
 // its own. Unless -parallel is given it runs four subtests at once: they
 // mostly wait (spin sleeps, leases running out), and no deadline in them
 // can be reached by a busy machine, so parallelism costs no correctness.
+// It stops the shared etcd cluster, if one started.
 func TestMain(m *testing.M) {
 	redis.SetLogger(quietRedis{})
 	flag.Parse()
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(etcdtest.Main(m))
 }
 
 // quietRedis is a go-redis logger that logs nothing.
@@ -125,12 +127,12 @@ func forEachBackend(t *testing.T, f func(t *testing.T, s *server)) {
 }
 
 // lockImpls returns the implementations that guard the sale with a Locker
-// held in one Redis (the ZooKeeper ones, and lua-wait, which needs a
+// held in one Redis (the ZooKeeper and etcd ones, and lua-wait, which needs a
 // replica, have tests of their own).
 func lockImpls() []locks.Impl {
 	var out []locks.Impl
 	for _, im := range locks.All() {
-		if im.Uses != locks.UsesZooKeeper && im.Uses != locks.UsesReplica {
+		if im.Uses != locks.UsesZooKeeper && im.Uses != locks.UsesReplica && im.Uses != locks.UsesEtcd {
 			out = append(out, im)
 		}
 	}

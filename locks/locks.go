@@ -175,6 +175,8 @@ const (
 	UsesReplica Uses = "redis-replica"
 	// UsesZooKeeper is a ZooKeeper: Env.Remote.
 	UsesZooKeeper Uses = "zookeeper"
+	// UsesEtcd is an etcd cluster: Env.Remote, its members' addresses.
+	UsesEtcd Uses = "etcd"
 )
 
 // Info is what an implementation is to the people who run it: the name

@@ -271,6 +271,31 @@ var catalog = []Impl{
 		},
 		New: newRedislock,
 	},
+	{
+		Info: Info{
+			Name:       "etcd",
+			Summary:    "etcd's concurrency.Mutex on a session with a TTL (the official Go client): the lowest create revision under the lock's prefix holds; the lease is kept alive while the node runs",
+			Source:     "beyond the sources: etcd's client/v3/concurrency (Jepsen, etcd 3.4.3)",
+			Notes:      etcdNotes,
+			Beyond:     true,
+			DefaultTTL: etcdSessionTTL,
+		},
+		Uses: UsesEtcd,
+		New:  newEtcd(false),
+	},
+	{
+		Info: Info{
+			Name:       "etcd-fenced",
+			Summary:    "etcd's concurrency.Mutex, its key's create revision the fencing token at the fenced store",
+			Source:     "beyond the sources: Jepsen's advice for etcd 3.4.3",
+			Notes:      etcdFencedNotes,
+			Beyond:     true,
+			DefaultTTL: etcdSessionTTL,
+		},
+		Fenced: true,
+		Uses:   UsesEtcd,
+		New:    newEtcd(true),
+	},
 }
 
 // All returns lockbench's own lock algorithms, in the order the sources

@@ -360,13 +360,13 @@ func (le *zkLease) delete(ctx context.Context) error {
 // zkSession is one ZooKeeper session of a node and the link it runs on.
 type zkSession struct {
 	conn *zk.Conn
-	link *zkLink
+	link *gateLink
 }
 
 // dialZK opens a session to z with the given timeout, waiting until the
 // server has granted it or ctx ends.
 func dialZK(ctx context.Context, z *Remote, timeout time.Duration) (*zkSession, error) {
-	link := &zkLink{wait: z.Wait}
+	link := &gateLink{wait: z.Wait}
 	granted := make(chan struct{})
 	var once sync.Once
 	conn, _, err := zk.Connect(z.Addrs, timeout,
@@ -413,18 +413,18 @@ type quietLog struct{}
 
 func (quietLog) Printf(string, ...any) {}
 
-// zkLink dials a session's connections: each read and write waits at the
+// gateLink dials a session's connections: each read and write waits at the
 // node's pause, and once killed it drops them all and dials no more.
-type zkLink struct {
+type gateLink struct {
 	wait  func(context.Context) error
 	mu    sync.Mutex
 	dead  bool
 	conns []net.Conn
 }
 
-var errLinkDead = errors.New("locks: zookeeper link killed")
+var errLinkDead = errors.New("locks: link killed")
 
-func (k *zkLink) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+func (k *gateLink) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	k.pass()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -441,13 +441,13 @@ func (k *zkLink) dial(network, addr string, timeout time.Duration) (net.Conn, er
 	return gc, nil
 }
 
-func (k *zkLink) pass() {
+func (k *gateLink) pass() {
 	if k.wait != nil {
 		k.wait(context.Background())
 	}
 }
 
-func (k *zkLink) kill() {
+func (k *gateLink) kill() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.dead = true
@@ -457,7 +457,7 @@ func (k *zkLink) kill() {
 	k.conns = nil
 }
 
-func (k *zkLink) isDead() bool {
+func (k *gateLink) isDead() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.dead
@@ -467,7 +467,7 @@ func (k *zkLink) isDead() bool {
 // gate: a paused node neither hears nor speaks.
 type gatedConn struct {
 	net.Conn
-	link   *zkLink
+	link   *gateLink
 	closed atomic.Bool
 }
 

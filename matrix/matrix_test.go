@@ -11,7 +11,9 @@ import (
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/mysqltest"
+	"github.com/lockbench/lockbench/internal/pgtest"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/zktest"
 	"github.com/lockbench/lockbench/matrix"
@@ -150,22 +152,32 @@ func TestTruthTable(t *testing.T) {
 					needs := im.Needs()
 					mysqlCell := needs.Has(servers.KindMySQL)
 					zkCell := needs.Has(servers.KindZooKeeper)
+					// etcd and PostgreSQL: lockbench starts them, a cluster or a
+					// server per cell (backends.Open), so that a server fault
+					// stops no other cell's.
+					startedCell := needs.Has(servers.KindEtcd) || needs.Has(servers.KindPostgres)
 					if kind == "process" {
 						if !processCell(cell, im) {
 							t.Skip("the process kind runs the cells of the faults that stop or kill a node, on sales nodes in processes can run")
 						}
-					} else if (zkCell || mysqlCell) && kind != serversKind {
+					} else if (zkCell || mysqlCell || startedCell) && kind != serversKind {
 						t.Skipf("the cell's server is the same for every kind: it runs once, under %s", serversKind)
 					}
 					if zkCell && zk == "" {
 						t.Skipf("no ZooKeeper: apt-get install zookeeperd (%s=1 makes its absence fatal)", zktest.RequireEnv)
+					}
+					if needs.Has(servers.KindEtcd) {
+						etcdtest.Need(t)
+					}
+					if needs.Has(servers.KindPostgres) {
+						pgtest.Need(t)
 					}
 					if sentinelCell(cell) != (kind == "sentinel") {
 						t.Skip("the failover cells run under the sentinel kind only, the others under every other kind")
 					}
 					t.Parallel()
 					slots := redisSlots
-					if mysqlCell || zkCell {
+					if mysqlCell || zkCell || startedCell {
 						slots = otherServers
 					}
 					slots <- struct{}{}
@@ -179,6 +191,9 @@ func TestTruthTable(t *testing.T) {
 						// Every cell its own primary, replica and Sentinels:
 						// a failover leaves the topology changed.
 						o.Backend = backends.BackendSentinel
+					case startedCell:
+						// The cell's etcd or PostgreSQL, started by backends.Open;
+						// a lock in etcd keeps its inventory in an embedded Redis.
 					case mysqlCell:
 						o.Addrs[servers.KindMySQL] = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
 					case kind == "embedded", kind == "process" && shared == "":

@@ -142,6 +142,24 @@ const redlockRestartWhy = "Kleppmann's case, made to happen: node 0 is cut off f
 // misses, expiring sessions with no fault at all.
 const zkSession = time.Second
 
+// etcdSession is the session TTL of the etcd cells: etcd grants whole
+// seconds, and at least 1.5 election timeouts (1.5 s on lockbench's
+// cluster).
+const etcdSession = 2 * time.Second
+
+// etcdPauseWhy cites the finding the cell reproduces.
+const etcdPauseWhy = "Jepsen's etcd 3.4.3 analysis (2020): a holder paused past its session's TTL stops keeping its lease alive, the lease expires, the next waiter holds, and the paused holder, resumed, writes on without knowing; Jepsen's advice, the lock key's revision as a fencing token, is etcd-fenced, and the store in etcd itself guarded by the key's revision is etcd-txn"
+
+// etcdServerWhy says why the etcd server cells are safe.
+const etcdServerWhy = "the fault strikes the leader of lockbench's three members (SIGSTOP; SIGKILL and a start on its data): the others elect a leader and serve on, leases are renewed on a leader change, and buyers whose requests were lost with the member may give up"
+
+// pgIdle is pg-advisory's lease in the matrix: its lock sessions'
+// idle_session_timeout.
+const pgIdle = time.Second
+
+// pgAdvisoryWhy is what ends a session-level lock early.
+const pgAdvisoryWhy = "a session-level advisory lock has no lease of its own, but a server-side idle_session_timeout (the cell's --ttl) ends a holder's lock session that stays idle past it, which frees the lock, while the paused holder goes on writing through its data connection"
+
 // zk002PartitionWhy is source 002's swallowed exception.
 const zk002PartitionWhy = "not in the catalog: source 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
 
@@ -373,6 +391,37 @@ var truth = []Cell{
 	{Impl: "zookeeper-seed002", Fault: "pause-holder", TTL: zkSession, Want: Overlap},
 	{Impl: "zookeeper-seed002", Fault: "crash-holder", TTL: zkSession, Burst: true, Params: zkCrashAfter, Want: Overlap, Why: zk002CrashWhy},
 	{Impl: "zookeeper-seed002", Fault: "partition", TTL: zkSession, Want: Overlap, Why: zk002PartitionWhy},
+
+	// etcd's lock (concurrency.Mutex, the official client): the session's
+	// TTL is the lease (Jepsen, etcd 3.4.3). The inventory is in Redis but
+	// for etcd-txn's, which is in etcd: the server faults, which act on
+	// the store, reach the etcd members through etcd-txn only.
+	{Impl: "etcd", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd", Fault: "pause-holder", TTL: etcdSession, Want: OverlapOversell, Why: etcdPauseWhy},
+	{Impl: "etcd", Fault: "slow-holder", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd-fenced", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd-fenced", Fault: "pause-holder", TTL: etcdSession, Want: DataSafe},
+	{Impl: "etcd-fenced", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd-txn", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd-txn", Fault: "pause-holder", TTL: etcdSession, Want: DataSafe},
+	{Impl: "etcd-txn", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd-txn", Fault: "server-pause", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
+	{Impl: "etcd-txn", Fault: "restart", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
+
+	// PostgreSQL: the inventory in PostgreSQL, guarded by an advisory lock
+	// or the row lock. pg-advisory's --ttl is its lock sessions'
+	// idle_session_timeout.
+	{Impl: "pg-advisory", TTL: pgIdle, Want: Safe},
+	{Impl: "pg-advisory", Fault: "pause-holder", TTL: pgIdle, Want: OverlapOversell, Why: pgAdvisoryWhy},
+	{Impl: "pg-advisory", Fault: "crash-holder", TTL: pgIdle, Want: Safe},
+	{Impl: "pg-advisory", Fault: "server-pause", TTL: pgIdle, Want: NoOverlap},
+	{Impl: "pg-advisory-xact", Want: Safe},
+	{Impl: "pg-advisory-xact", Fault: "pause-holder", Want: Safe},
+	{Impl: "pg-advisory-xact", Fault: "crash-holder", Want: Safe},
+	{Impl: "pg-for-update", Want: Safe},
+	{Impl: "pg-for-update", Fault: "pause-holder", Want: Safe},
+	{Impl: "pg-for-update", Fault: "crash-holder", Want: Safe},
 
 	// Third-party Go locks, with their documented defaults.
 	{Impl: "redsync", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},

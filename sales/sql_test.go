@@ -11,15 +11,28 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/mysqltest"
+	"github.com/lockbench/lockbench/internal/pgtest"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
-// TestMain stops the MariaDB server the tests share, if one started.
-func TestMain(m *testing.M) { os.Exit(mysqltest.Main(m)) }
+// TestMain stops the MariaDB, PostgreSQL and etcd servers the tests
+// share, if they started.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(etcdRun{mysqlRun{m}})) }
+
+// mysqlRun and etcdRun chain the helpers' Mains.
+type (
+	mysqlRun struct{ m *testing.M }
+	etcdRun  struct{ next servertest.Runner }
+)
+
+func (r mysqlRun) Run() int { return mysqltest.Main(r.m) }
+func (r etcdRun) Run() int  { return etcdtest.Main(r.next) }
 
 var mysqlImpls = []string{"mysql", "mysql-for-update", "mysql-version"}
 

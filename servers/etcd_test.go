@@ -1,0 +1,176 @@
+package servers_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/servers"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+func etcdClient(t *testing.T, e *servers.Etcd) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: e.Endpoints(), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// put writes key=val, trying again (each try bounded) while the
+// client's member does not answer: a request sent to a stopped member
+// waits for it, and the client moves to another only when it gives up.
+func put(t *testing.T, c *clientv3.Client, key, val string) {
+	t.Helper()
+	var err error
+	for range 30 {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		_, err = c.Put(ctx, key, val)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	t.Fatalf("put %s: %v", key, err)
+}
+
+func get(t *testing.T, c *clientv3.Client, key string) string {
+	t.Helper()
+	r, err := c.Get(t.Context(), key)
+	if err != nil {
+		t.Fatalf("get %s: %v", key, err)
+	}
+	if len(r.Kvs) == 0 {
+		return ""
+	}
+	return string(r.Kvs[0].Value)
+}
+
+func TestEtcdCluster(t *testing.T) {
+	e := etcdtest.Own(t)
+	if got := len(e.Endpoints()); got != servers.EtcdMembers {
+		t.Fatalf("%d endpoints, want %d", got, servers.EtcdMembers)
+	}
+	for _, ep := range e.Endpoints() {
+		if !strings.HasPrefix(ep, "127.0.0.1:") {
+			t.Errorf("endpoint %s is not on loopback", ep)
+		}
+	}
+	if !strings.HasPrefix(e.Version(), "3.") {
+		t.Errorf("version %q, want 3.x", e.Version())
+	}
+	c := etcdClient(t, e)
+	put(t, c, "k", "before")
+
+	// A paused leader: the others elect another and serve on.
+	old, err := e.Leader(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resume, err := servers.HoldEtcd(e, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, c, "k", "leader paused")
+	resume()
+	if got := get(t, c, "k"); got != "leader paused" {
+		t.Errorf("after the pause k = %q, want the write made during it", got)
+	}
+
+	// A member killed and started again keeps what was committed.
+	if err := e.Restart(t.Context()); err != nil {
+		t.Fatalf("Restart: %v", err)
+	}
+	put(t, c, "k", "after restart")
+	if got := get(t, c, "k"); got != "after restart" {
+		t.Errorf("k = %q after the restart", got)
+	}
+
+	// Two members stopped: no write commits until they come back.
+	lead, err := e.Leader(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resume, err = servers.HoldEtcd(e, lead, (lead+1)%servers.EtcdMembers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	_, err = c.Put(ctx, "k", "without quorum")
+	cancel()
+	if err == nil {
+		resume()
+		t.Fatal("a write committed with two of three members stopped")
+	}
+	resume()
+	put(t, c, "k", "quorum back")
+	if got := get(t, c, "k"); got != "quorum back" {
+		t.Errorf("k = %q once the quorum is back", got)
+	}
+}
+
+func TestDialEtcd(t *testing.T) {
+	e := etcdtest.Start(t)
+	d, err := servers.DialEtcd(t.Context(), e.Endpoints())
+	if err != nil {
+		t.Fatalf("DialEtcd: %v", err)
+	}
+	if d.Version() != e.Version() {
+		t.Errorf("dialed version %q, started %q", d.Version(), e.Version())
+	}
+	for name, lever := range map[string]func() error{
+		"pause":   func() error { return d.Pause(t.Context(), time.Millisecond) },
+		"restart": func() error { return d.Restart(t.Context()) },
+		"quorum":  func() error { return d.LoseQuorum(t.Context(), time.Millisecond) },
+	} {
+		if err := lever(); !errors.Is(err, servers.ErrEtcdNotStarted) {
+			t.Errorf("%s on a dialed cluster: %v, want ErrEtcdNotStarted", name, err)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Errorf("Close of a dialed cluster: %v", err)
+	}
+	if _, err := servers.DialEtcd(t.Context(), e.Endpoints()); err != nil {
+		t.Errorf("the cluster no longer answers after a dialed handle's Close: %v", err)
+	}
+}
+
+func TestParseEtcdEndpoints(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{in: "127.0.0.1:2379", want: []string{"127.0.0.1:2379"}},
+		{in: "http://a:1, b:2", want: []string{"a:1", "b:2"}},
+		{in: "[::1]:2379", want: []string{"[::1]:2379"}},
+		{in: ""},
+		{in: "a"},
+		{in: ":2379"},
+		{in: "a:0"},
+		{in: "a:70000"},
+		{in: "https://a:1"},
+		{in: "http://a:1/v3"},
+		{in: "a:1,,b:2"},
+		{in: strings.Repeat("a:1,", 16) + "a:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := servers.ParseEtcdEndpoints(tt.in)
+			if tt.want == nil {
+				if !errors.Is(err, servers.ErrEtcdAddr) {
+					t.Errorf("ParseEtcdEndpoints(%q) = %v, %v; want ErrEtcdAddr", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("ParseEtcdEndpoints(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
