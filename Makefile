@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/lockbench/lockbench/cli.version=$(VERSION)
 GO ?= go
 
-.PHONY: build test test-short bench lint clean screenshot dockerd docker-images hog-proof
+.PHONY: build test test-short bench bench-ratios lint clean screenshot dockerd docker-images hog-proof
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lockbench ./cmd/lockbench
@@ -48,6 +48,11 @@ docker-images: dockerd
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./checker/
 	scripts/bench.sh
+
+# Issue 27's figures only, each a ratio against its anchor measured beside
+# it (redis-benchmark, the ramp, redis-server): REPEATS=3, BIG=1000000.
+bench-ratios: build
+	RATIOS=only scripts/bench.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

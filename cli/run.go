@@ -159,7 +159,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.cart, "cart", 1, "the most items one buyer's cart takes (1 to N, drawn from --seed), all or none; above 1 needs multi (or none)")
 	fs.IntVar(&o.reads, "reads", 0, "percentage of buyers who only read an item's stock (the product page), under rw's read lock; each read is checked against the counter")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
-	fs.IntVar(&o.pool, "pool", 64, "Redis connections per node")
+	fs.IntVar(&o.pool, "pool", 0, "connections per node to the store; 0: one per worker for Redis and HTTP, 16 for MySQL and PostgreSQL (within their servers' default connection limits)")
 	fs.StringVar(&o.nodeMode, "node-mode", "inproc", "where the nodes run: inproc (goroutines of lockbench), process (each a child process: pause-holder is a SIGSTOP of it, crash-holder a SIGKILL, and it is started again), docker (each in a container: docker pause, docker kill) or remote (nodes started elsewhere with lockbench node dial --coordinator-listen, e.g. a Kubernetes Indexed Job; see docs/kubernetes.md)")
 	fs.StringVar(&o.nodeImage, "node-image", cmp.Or(os.Getenv(containers.NodeImageEnv), containers.NodeImage), "with --node-mode=docker: the image each node's container runs lockbench's own binary in, mounted read-only (default $"+containers.NodeImageEnv+", else "+containers.NodeImage+", which scripts/docker-images.sh builds from the host's libc)")
 	fs.StringVar(&o.listen, "coordinator-listen", "", "with --node-mode=remote: the host:port the coordinator listens on for its nodes (process and docker nodes use a loopback port)")
@@ -367,7 +367,7 @@ func (o *runOpts) checkNodeFlags(fs *pflag.FlagSet) error {
 // that apply to a real Redis or MySQL only.
 func (o *runOpts) checkLimits(fs *pflag.FlagSet) error {
 	return firstRefusal(
-		refusal{o.pool < 1, "--pool must be at least 1, got %d", []any{o.pool}},
+		refusal{o.pool < 0, "--pool must not be negative, got %d", []any{o.pool}},
 		refusal{o.timeout <= 0, "--timeout must be positive, got %v", []any{o.timeout}},
 		refusal{o.checkTimeout <= 0, "--check-timeout must be positive, got %v", []any{o.checkTimeout}},
 		refusal{o.cmdTimeout < time.Millisecond, "--command-timeout must be at least 1ms, got %v", []any{o.cmdTimeout}},

@@ -39,7 +39,6 @@ func Defaults() Workload {
 		Clients:        20000,
 		Nodes:          2,
 		Workers:        200,
-		Pool:           64,
 		Stock:          5000,
 		Attempts:       1,
 		Ramp:           time.Second,

@@ -68,7 +68,7 @@ func (etcdTxn) Inventory(env workload.Env) (workload.Inventory, error) {
 // node's own, through its fault proxy and behind its pause) the sale's
 // reads and transactions use too.
 func (s etcdTxn) StartNode(ctx context.Context, n *workload.Node) (workload.Seller, error) {
-	env, err := n.LockEnv()
+	env, err := n.LockEnv(s.lock.Uses)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func (httpSale) Inventory(env workload.Env) (workload.Inventory, error) {
 func (httpSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
 	t, w := n.Servers().Endpoints, n.Workload()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = w.Pool, w.Pool
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = w.PoolSize(), w.PoolSize()
 	return &httpSeller{n: n, target: t[n.ID()%len(t)], http: &http.Client{Transport: tr, CheckRedirect: noRedirect}, timeout: commandTimeout(w)}, nil
 }
 

@@ -96,7 +96,8 @@ func (s pgSale) StartNode(ctx context.Context, n *workload.Node) (workload.Selle
 	if err != nil {
 		return nil, err
 	}
-	env, err := n.LockEnv()
+	// The store's address as the node dials it: through its fault proxy.
+	env, err := n.LockEnv(locks.Uses(servers.KindPostgres))
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +107,11 @@ func (s pgSale) StartNode(ctx context.Context, n *workload.Node) (workload.Selle
 	}
 	w := n.Workload()
 	seller := &pgSeller{kind: s.kind, n: n, timeout: commandTimeout(w), key: pgLockKey(env.Key)}
-	if seller.data, err = pgPool(ctx, p, addr, w.Pool, 0); err != nil {
+	if seller.data, err = pgPool(ctx, p, addr, w.DatabasePool(), 0); err != nil {
 		return nil, err
 	}
 	if s.kind == PGAdvisory {
-		if seller.locks, err = pgPool(ctx, p, addr, w.Pool, env.TTL); err != nil {
+		if seller.locks, err = pgPool(ctx, p, addr, w.DatabasePool(), env.TTL); err != nil {
 			seller.data.Close()
 			return nil, err
 		}

@@ -162,7 +162,7 @@ func (s sqlSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller
 	if !ok {
 		return nil, fmt.Errorf("%w: MySQL", servers.ErrMissing)
 	}
-	db, err := m.Open(w.Pool)
+	db, err := m.Open(w.DatabasePool())
 	if err != nil {
 		return nil, err
 	}

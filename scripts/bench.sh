@@ -10,8 +10,13 @@
 #     (BenchmarkRecorded, the history already read), then reading each
 #     history alone (history's BenchmarkRead) as a ratio of its check;
 #  4. every seed spin variant at 20,000 clients, with the default workers
-#     and with --workers=0 (each bounded by --timeout).
-# Prints one line per measurement. Needs /usr/bin/time and redis-server.
+#     and with --workers=0 (each bounded by --timeout);
+#  5. issue 27's figures, each a ratio against an anchor measured beside it
+#     in the same run, min/median/max over repeats (scripts/bench-ratios.py;
+#     RATIOS=0 skips them, RATIOS=only runs nothing else).
+# Prints one line per measurement, and the load average. Needs /usr/bin/time
+# and redis-server; redis-benchmark and redis-cli (Debian's redis-tools)
+# for the ratios.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=bin/lockbench
@@ -32,8 +37,12 @@ for run in r["runs"]:
 PY
 }
 
-echo "== default run, embedded server"
-measure "default (embedded)" --impl=watchdog --clients=20000
+echo "== $(date -u '+%F %H:%M UTC'), $(uptime | sed 's/.*load/load/')"
+ratios=${RATIOS:-1}
+if [ "$ratios" != only ]; then
+  echo "== default run, embedded server"
+  measure "default (embedded)" --impl=watchdog --clients=20000
+fi
 
 command -v redis-server >/dev/null || { echo "redis-server not found: skipping real-Redis figures"; exit 0; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -42,6 +51,15 @@ rpid=$!
 trap 'kill $rpid 2>/dev/null' EXIT
 sleep 0.5
 r="--redis=127.0.0.1:$port"
+
+if [ "$ratios" != 0 ]; then
+  if command -v redis-benchmark >/dev/null && command -v redis-cli >/dev/null; then
+    python3 scripts/bench-ratios.py "$bin" "$port"
+  else
+    echo "redis-benchmark or redis-cli not found (apt-get install redis-tools): skipping the ratios"
+  fi
+  [ "$ratios" = only ] && exit 0
+fi
 
 echo "== real redis-server on loopback"
 # The lock-guarded sale needs four round trips in series (acquire, GET,
@@ -102,3 +120,4 @@ for im in setnx setnx-expire set-nx-ex owner-check lua getset reentrant renew-na
   measure "$im workers=200 (redis)" --impl=$im --clients=20000 --timeout="$spin_timeout" "$r"
   measure "$im workers=0 (redis)" --impl=$im --clients=20000 --workers=0 --timeout="$spin_timeout" "$r"
 done
+echo "== done, $(uptime | sed 's/.*load/load/')"

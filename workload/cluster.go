@@ -100,7 +100,7 @@ func (r *run) serverClients(n *node, main *redis.Client) []*redis.Client {
 	cut[0] = new(atomic.Bool)
 	for i, b := range r.cluster.backends[1:] {
 		opts := b.Options()
-		opts.PoolSize = r.cfg.Pool
+		opts.PoolSize = r.cfg.PoolSize()
 		if t := r.cfg.CommandTimeout; t > 0 {
 			opts.ReadTimeout, opts.WriteTimeout = t, t
 		}

@@ -30,7 +30,8 @@ type Workload struct {
 	// Workers bounds each node's request pool (Tomcat's default is 200);
 	// zero gives every buyer its own goroutine.
 	Workers int
-	// Pool is each node's connection pool size.
+	// Pool is each node's connection pool size; zero gives one connection
+	// per worker, so that no worker waits for a connection (see PoolSize).
 	Pool int
 	// Stock is the initial inventory (source 003: 5,000).
 	Stock int64
@@ -75,6 +76,31 @@ type Workload struct {
 	Reads int
 	// Seed draws each buyer's items and whether it only reads.
 	Seed uint64
+}
+
+// PoolSize is each node's connection pool size: Pool, or one connection
+// per worker when Pool is zero (64 when every buyer has a goroutine of its
+// own). A worker that waits for a connection costs the node a wake-up
+// per command besides the wait itself.
+func (w Workload) PoolSize() int {
+	switch {
+	case w.Pool > 0:
+		return w.Pool
+	case w.Workers > 0:
+		return w.Workers
+	}
+	return 64
+}
+
+// DatabasePool is each node's pool size for a store that counts its
+// connections against a server-wide limit (MySQL's max_connections, 151
+// by default; PostgreSQL's, 100): Pool, or 16, which two nodes with a
+// pool each for data and locks keep within either default.
+func (w Workload) DatabasePool() int {
+	if w.Pool > 0 {
+		return w.Pool
+	}
+	return 16
 }
 
 // Config describes one flash sale against one implementation.
@@ -434,7 +460,7 @@ func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) 
 	n := &node{id: i, uuid: uuid}
 	if r.cfg.Sale.Needs().Has(servers.KindRedis) {
 		opts := r.cfg.Servers.Redis.Options()
-		opts.PoolSize = r.cfg.Pool
+		opts.PoolSize = r.cfg.PoolSize()
 		if t := r.cfg.CommandTimeout; t > 0 {
 			opts.ReadTimeout, opts.WriteTimeout = t, t
 		}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Issue 27's figures, each as a ratio against its anchor measured in the same run.
+
+Called by scripts/bench.sh (make bench) with lockbench's binary and the port of a
+redis-server it started. Every pair (a figure and its anchor) is measured side by
+side, REPEATS times (default 3), the order alternated from one repeat to the next;
+each line gives min/median/max of the ratio over the repeats, the raw figures, and
+the load average (1 min) before and after. Absolute rates on a shared 2-core machine
+drift by 2x between days; the ratios are what to compare.
+
+Environment: REPEATS (default 3), CLIENTS (default 20000), BIG (buyers of the
+schedule figure, default 1000000; 0 skips it), BIG_REPEATS (default 1).
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+BIN, PORT = sys.argv[1], sys.argv[2]
+REDIS = f"--redis=127.0.0.1:{PORT}"
+REPEATS = int(os.environ.get("REPEATS", "3"))
+CLIENTS = int(os.environ.get("CLIENTS", "20000"))
+BIG = int(os.environ.get("BIG", "1000000"))
+BIG_REPEATS = int(os.environ.get("BIG_REPEATS", "1"))
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "sales", "scripts", "atomic_sale.lua")
+
+
+def load():
+    return os.getloadavg()[0]
+
+
+def timed(cmd):
+    """Runs cmd under /usr/bin/time; returns its stdout, wall s, CPU s, peak RSS MiB."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
+        p = subprocess.run(["/usr/bin/time", "-o", t.name, "-f", "%e %U %S %M"] + cmd,
+                           capture_output=True, text=True)
+        wall, user, sys_, rss = t.read().split()[-4:]
+    return p.stdout, float(wall), float(user) + float(sys_), int(rss) / 1024
+
+
+def lockbench(*args):
+    """One lockbench run; returns its first run's JSON with wall, cpu and rss added."""
+    out, wall, cpu, rss = timed([BIN, *args, "--json"])
+    run = json.loads(out)["runs"][0]
+    run.update(wall=wall, cpu=cpu, rss=rss)
+    return run
+
+
+def cli(*args):
+    return subprocess.run(["redis-cli", "-p", PORT, *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def benchmark(n, *cmd):
+    """redis-benchmark with 400 connections (lockbench's 2 nodes x 200 workers);
+    returns requests/s and client CPU s per request."""
+    out, _, cpu, _ = timed(["redis-benchmark", "-p", PORT, "-c", "400", "-n", str(n), "-r", "100000000",
+                            "-q", *cmd])
+    rate = float(re.findall(r"([0-9.]+) requests per second", out.replace("\r", "\n"))[-1])
+    return rate, cpu / n
+
+
+def summary(label, ratios, detail, loads):
+    lo, med, hi = min(ratios), statistics.median(ratios), max(ratios)
+    print(f"{label:52} {lo:.2f}/{med:.2f}/{hi:.2f}  {detail}  load {min(loads):.1f}-{max(loads):.1f}", flush=True)
+
+
+def sale_vs_script():
+    """Figure 1: atomic's sale against redis-benchmark running atomic's own script
+    (EVALSHA, 400 connections) and EVAL DECR; client CPU per command against
+    redis-benchmark's."""
+    sha = cli("SCRIPT", "LOAD", open(SCRIPT).read())
+    rate, cpu_cmd, decr, rb_rate, rb_cpu, loads = [], [], [], [], [], []
+    for i in range(REPEATS):
+        loads.append(load())
+        steps = ["lockbench", "script", "decr"]
+        if i % 2:
+            steps.reverse()
+        for s in steps:
+            if s == "lockbench":
+                r = lockbench("--impl=atomic", f"--clients={CLIENTS}", f"--stock={CLIENTS}", "--ramp=0", REDIS)
+                run_rate, run_cpu = r["attempts"] / (r["duration_ms"] / 1000), r["cpu"] / r["commands"]
+            elif s == "script":
+                cli("SET", "lockbench-bench:stock", "1000000000")
+                b_rate, b_cpu = benchmark(2 * CLIENTS, "EVALSHA", sha, "2", "lockbench-bench:stock",
+                                          "lockbench-bench:orders", "__rand_int__")
+                cli("DEL", "lockbench-bench:stock", "lockbench-bench:orders")
+            else:
+                d_rate, _ = benchmark(2 * CLIENTS, "EVAL", "return redis.call('decr', KEYS[1])", "1",
+                                      "lockbench-bench:decr")
+                cli("DEL", "lockbench-bench:decr")
+        rate.append(run_rate / b_rate)
+        decr.append(run_rate / d_rate)
+        cpu_cmd.append(run_cpu / b_cpu)
+        rb_rate.append(b_rate)
+        rb_cpu.append(b_cpu)
+        loads.append(load())
+    summary(f"atomic {CLIENTS} --ramp=0 / redis-benchmark EVALSHA", rate,
+            f"(target >= 0.85; redis-benchmark {min(rb_rate):.0f}-{max(rb_rate):.0f}/s)", loads)
+    summary(f"atomic {CLIENTS} --ramp=0 / redis-benchmark EVAL DECR", decr, "", loads)
+    summary("client CPU per command / redis-benchmark's", cpu_cmd,
+            f"(target <= 1.5; redis-benchmark {min(rb_cpu) * 1e6:.1f}-{max(rb_cpu) * 1e6:.1f} us)", loads)
+
+
+def schedule():
+    """Figure 2: BIG buyers over a 10 s ramp; the sale's duration against the ramp,
+    its peak RSS against 600 MiB."""
+    if BIG <= 0:
+        return
+    ratio, rss, loads = [], [], []
+    for _ in range(BIG_REPEATS):
+        loads.append(load())
+        r = lockbench("--impl=atomic", f"--clients={BIG}", f"--stock={BIG // 4}", "--ramp=10s", REDIS)
+        ratio.append(r["duration_ms"] / 10000)
+        rss.append(r["rss"])
+        loads.append(load())
+    summary(f"atomic {BIG} over 10s: sale / ramp", ratio,
+            f"(target <= 1.1; peak RSS {min(rss):.0f}-{max(rss):.0f} MiB, target <= 600)", loads)
+
+
+def embedded_vs_server():
+    """Figure 4: the default run on the embedded server, its wall time, and the same
+    run on redis-server measured beside it."""
+    ratio, walls, loads = [], [], []
+    for i in range(REPEATS):
+        loads.append(load())
+        order = [[], [REDIS]] if i % 2 == 0 else [[REDIS], []]
+        got = {}
+        for extra in order:
+            got[bool(extra)] = lockbench("--impl=watchdog", f"--clients={CLIENTS}", *extra)["wall"]
+        ratio.append(got[False] / got[True])
+        walls.append(got[False])
+        loads.append(load())
+    summary(f"default run {CLIENTS} embedded / on redis-server (wall)", ratio,
+            f"(embedded {min(walls):.1f}/{statistics.median(walls):.1f}/{max(walls):.1f} s, target <= 4 s)", loads)
+
+
+def process_vs_inproc():
+    """Figure 5: process nodes against in-process ones, sales/s on redis-server."""
+    for impl in ("lua", "watchdog"):
+        ratio, loads = [], []
+        for i in range(REPEATS):
+            loads.append(load())
+            modes = ["process", "inproc"] if i % 2 == 0 else ["inproc", "process"]
+            got = {m: lockbench(f"--impl={impl}", f"--clients={CLIENTS}", f"--node-mode={m}", REDIS)["sales_per_sec"]
+                   for m in modes}
+            ratio.append(got["process"] / got["inproc"])
+            loads.append(load())
+        summary(f"{impl} {CLIENTS} process nodes / in-process (sales/s)", ratio, "(target >= 0.9)", loads)
+
+
+print(f"== issue 27's figures, ratio to an anchor run beside it: min/median/max of {REPEATS}", flush=True)
+sale_vs_script()
+embedded_vs_server()
+process_vs_inproc()
+schedule()
