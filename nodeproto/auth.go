@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -81,7 +82,8 @@ func CheckSecret(s string) error {
 // ReadSecretFile reads a secret from the regular file at path (its
 // surrounding blanks and line end dropped) and checks it.
 func ReadSecretFile(path string) (string, error) {
-	f, err := os.Open(path)
+	// Non-blocking: a FIFO is refused below, not waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrSecret, err) // fs.ErrNotExist, say
 	}
