@@ -220,6 +220,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--faults=pause-holder:for=soon"}, "pause-holder:for=soon"},
 		{[]string{"--faults=clock-skew:node=5", "--clients=10"}, "only 2 nodes"},
 		{[]string{"--command-timeout=0s"}, "--command-timeout"},
+		// Remote nodes prove the run's secret: the coordinator needs it
+		// given, a node too, never on the command line.
+		{[]string{"--node-mode=remote", "--coordinator-listen=127.0.0.1:7070", "--redis=127.0.0.1:6379"}, "--node-secret-file"},
+		{[]string{"--node-mode=process", "--node-secret-file=x"}, "--node-secret-file is for --node-mode=remote"},
+		{[]string{"--node-mode=remote", "--coordinator-listen=127.0.0.1:7070", "--redis=127.0.0.1:6379", "--node-secret-file=testdata"}, "--node-secret-file"},
+		{[]string{"node", "--coordinator=127.0.0.1:7070"}, "LOCKBENCH_NODE_SECRET"},
 		{[]string{"matrix", "--faults=gc"}, "--faults"},
 		{[]string{"matrix", "--impl=none", "--faults=expire"}, "no cell"},
 		// Malformed server addresses are bad input (2), not unreachable

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/harness"
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -29,8 +33,35 @@ func (o *runOpts) nodesFor() (harness.Nodes, error) {
 		n.Launcher = containers.NodeLauncher{Image: o.nodeImage}
 	case "remote":
 		n.Launcher = workload.Remote{}
+		secret, err := o.nodeSecret()
+		if err != nil {
+			return n, err
+		}
+		n.Secret = secret
 	}
 	return n, nil
+}
+
+// nodeSecret is the secret of a run on remote nodes: --node-secret-file's
+// (a fresh one written there when the file does not exist), else
+// $LOCKBENCH_NODE_SECRET's.
+func (o *runOpts) nodeSecret() (string, error) {
+	path := o.nodeSecretFile
+	if path == "" {
+		s := os.Getenv(nodeproto.SecretEnv)
+		if err := nodeproto.CheckSecret(s); err != nil {
+			return "", usageErr("$%s: %s", nodeproto.SecretEnv, plain(err))
+		}
+		return s, nil
+	}
+	s, err := nodeproto.ReadSecretFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s, err = nodeproto.CreateSecretFile(path)
+	}
+	if err != nil {
+		return "", usageErr("--node-secret-file: %s", plain(err))
+	}
+	return s, nil
 }
 
 // nodeModeName is --node-mode as result.json records it: empty for the

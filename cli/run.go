@@ -27,6 +27,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/procnet"
 	"github.com/lockbench/lockbench/internal/words"
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/servers"
@@ -85,6 +86,7 @@ type runOpts struct {
 	nodeMode       string // --node-mode
 	nodeImage      string // --node-image
 	listen         string // --coordinator-listen
+	nodeSecretFile string // --node-secret-file
 	clockError     time.Duration
 	nodesPlan      harness.Nodes
 
@@ -163,6 +165,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.nodeMode, "node-mode", "inproc", "where the nodes run: inproc (goroutines of lockbench), process (each a child process: pause-holder is a SIGSTOP of it, crash-holder a SIGKILL, and it is started again), docker (each in a container: docker pause, docker kill) or remote (nodes started elsewhere with lockbench node dial --coordinator-listen, e.g. a Kubernetes Indexed Job; see docs/kubernetes.md)")
 	fs.StringVar(&o.nodeImage, "node-image", cmp.Or(os.Getenv(containers.NodeImageEnv), containers.NodeImage), "with --node-mode=docker: the image each node's container runs lockbench's own binary in, mounted read-only (default $"+containers.NodeImageEnv+", else "+containers.NodeImage+", which scripts/docker-images.sh builds from the host's libc)")
 	fs.StringVar(&o.listen, "coordinator-listen", "", "with --node-mode=remote: the host:port the coordinator listens on for its nodes (process and docker nodes use a loopback port)")
+	fs.StringVar(&o.nodeSecretFile, "node-secret-file", "", "with --node-mode=remote: the file holding the run's node secret, which each node proves it holds and which pins the coordinator's TLS key; written with a fresh secret when it does not exist (default: $"+nodeproto.SecretEnv+"; process and docker nodes get a fresh one in their environment)")
 	fs.DurationVar(&o.clockError, "clock-error", 0, "widen every interval of the history by at least this clock error before checking: with remote nodes, a floor on the bound measured of their clocks, for drift")
 	fs.StringVar(&o.backendKind, "backend", "", "server to run against: embedded (in process), redis (a real Redis at --redis), docker (Redis, and the ZooKeeper and MariaDB the implementations need, started in containers and removed on exit) or sentinel (a primary and its replica through Sentinel: --sentinel's, or a primary, a replica and three Sentinels lockbench starts from redis-server, in containers with --sentinel-docker) (default embedded, or redis when --redis is given)")
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
@@ -358,6 +361,8 @@ func (o *runOpts) checkNodeFlags(fs *pflag.FlagSet) error {
 		refusal{fs.Changed("node-image") && o.nodeMode != "docker", "--node-image is for --node-mode=docker", nil},
 		refusal{o.nodeMode == "docker" && o.nodeImage == "", "--node-image must not be empty", nil},
 		refusal{o.listen != "" && o.nodeMode != "remote", "--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice", nil},
+		refusal{o.nodeSecretFile != "" && o.nodeMode != "remote", "--node-secret-file is for --node-mode=remote; process and docker nodes get a fresh secret in their environment", nil},
+		refusal{o.nodeMode == "remote" && o.nodeSecretFile == "" && os.Getenv(nodeproto.SecretEnv) == "", "--node-mode=remote needs the run's node secret, which its nodes are given too: --node-secret-file=PATH (written with a fresh one if it does not exist) or $%s", []any{nodeproto.SecretEnv}},
 		refusal{nodesRefused != nil, "%s", []any{why}},
 		refusal{o.clockError < 0, "--clock-error must not be negative, got %v", []any{o.clockError}},
 	)

@@ -55,7 +55,8 @@ const nodePath = "/lockbench"
 // runs in a container of Image, with the host's network (it dials the
 // coordinator on 127.0.0.1, and the servers on their loopback
 // addresses), running Binary, bind-mounted read-only at /lockbench, as
-// `/lockbench node --coordinator=ADDR --index=N --token=T`. Its processes
+// `/lockbench node --coordinator=ADDR --index=N`, its credentials (the
+// run's secret and its token) in its environment. Its processes
 // freeze with docker pause (the cgroup freezer: the whole node, its
 // timers and connections included, stops at once) and die with docker
 // kill (SIGKILL).
@@ -94,7 +95,7 @@ func (NodeLauncher) Mode() string { return "docker" }
 // itself. Cancelling ctx does not interrupt a start under way (which
 // could leave a container nobody knows of): the container is started,
 // then removed, and the error is ctx's.
-func (l NodeLauncher) Launch(ctx context.Context, node int, addr, token string) (workload.Process, error) {
+func (l NodeLauncher) Launch(ctx context.Context, node int, addr string, cred workload.Credentials) (workload.Process, error) {
 	image := l.Image
 	if image == "" {
 		image = NodeImage
@@ -122,7 +123,7 @@ func (l NodeLauncher) Launch(ctx context.Context, node int, addr, token string) 
 	defer cancel()
 	reapNodes(startCtx, cli)
 	reaperOnce.Do(startReaper)
-	p, err := startNode(startCtx, cli, image, bin, l.Env, node, addr, token)
+	p, err := startNode(startCtx, cli, image, bin, append(append([]string(nil), l.Env...), cred.Env()...), node, addr)
 	if err != nil {
 		cli.Close()
 		return nil, err
@@ -156,12 +157,12 @@ exit 0`
 }
 
 // startNode creates, attaches to and starts one node's container.
-func startNode(ctx context.Context, cli *testcontainers.DockerClient, image, bin string, env []string, node int, addr, token string) (*nodeProcess, error) {
+func startNode(ctx context.Context, cli *testcontainers.DockerClient, image, bin string, env []string, node int, addr string) (*nodeProcess, error) {
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:      image,
 			Entrypoint: []string{nodePath},
-			Cmd:        []string{"node", "--coordinator=" + addr, "--index=" + strconv.Itoa(node), "--token=" + token},
+			Cmd:        []string{"node", "--coordinator=" + addr, "--index=" + strconv.Itoa(node)},
 		},
 	}
 	labels := map[string]string{

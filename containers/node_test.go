@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/dockertest"
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
@@ -96,7 +97,7 @@ func TestNodeContainer(t *testing.T) {
 	launch := func() (workload.Process, net.Conn) {
 		t.Helper()
 		start := time.Now()
-		p, err := l.Launch(t.Context(), 0, ln.Addr().String(), "tok")
+		p, err := l.Launch(t.Context(), 0, ln.Addr().String(), workload.Credentials{Token: "tok", Secret: nodeproto.NewSecret()})
 		if err != nil {
 			t.Fatal(err)
 		}

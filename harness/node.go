@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
 )
@@ -56,12 +57,17 @@ func NodeMain(args []string, stderr io.Writer) int {
 lockbench --node-mode=process starts its nodes so, and on Kubernetes each pod
 of an Indexed Job runs one (see docs/kubernetes.md).
 
+The node proves it holds the run's secret (the coordinator's, given with
+--node-secret-file or $LOCKBENCH_NODE_SECRET) before it is given anything,
+over TLS whose key the secret pins: give it with --secret-file, or in
+$LOCKBENCH_NODE_SECRET (never on the command line, which others can read).
+
 Usage:
-  lockbench node --coordinator=HOST:PORT [--index=N]
+  lockbench node --coordinator=HOST:PORT [--index=N] [--secret-file=PATH]
 
 Examples:
-  lockbench node --coordinator=127.0.0.1:7070 --index=0
-  lockbench node --coordinator=lockbench-coordinator:7070   # index from $JOB_COMPLETION_INDEX
+  lockbench node --coordinator=127.0.0.1:7070 --index=0 --secret-file=node.secret
+  lockbench node --coordinator=lockbench-coordinator:7070   # index from $JOB_COMPLETION_INDEX, secret from $LOCKBENCH_NODE_SECRET
 
 Flags:
 `)
@@ -74,10 +80,10 @@ Flags:
 	}
 	fs.StringVar(&o.Coordinator, "coordinator", "", "the coordinator's `host:port`")
 	fs.IntVar(&o.Index, "index", index, "this node's index (default $JOB_COMPLETION_INDEX, else 0)")
-	fs.StringVar(&o.Token, "token", "", "the token of a node the coordinator started")
+	secretFile := ""
+	fs.StringVar(&secretFile, "secret-file", "", "the file holding the run's node secret (default: $"+nodeproto.SecretEnv+")")
 	fs.DurationVar(&o.ClockShift, "clock-shift", 0, "move every instant this node records (a clock error the coordinator cannot measure; for tests)")
 	fs.DurationVar(&o.DialTimeout, "dial-timeout", 30*time.Second, "how long to keep dialing the coordinator")
-	fs.MarkHidden("token")
 	fs.MarkHidden("clock-shift")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -87,6 +93,23 @@ Flags:
 	}
 	if o.Coordinator == "" || fs.NArg() > 0 || o.Index < 0 {
 		fmt.Fprintln(stderr, "lockbench node: give --coordinator=HOST:PORT (and a node index of 0 or more); see lockbench node --help")
+		return 2
+	}
+	// A node its coordinator started has its token and the secret in its
+	// environment; the variables are not passed on to anything it starts.
+	o.Token, o.Secret = os.Getenv(nodeproto.TokenEnv), os.Getenv(nodeproto.SecretEnv)
+	os.Unsetenv(nodeproto.TokenEnv)
+	os.Unsetenv(nodeproto.SecretEnv)
+	if secretFile != "" {
+		s, err := nodeproto.ReadSecretFile(secretFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "lockbench node: --secret-file:", err)
+			return 2
+		}
+		o.Secret = s
+	}
+	if err := nodeproto.CheckSecret(o.Secret); err != nil {
+		fmt.Fprintf(stderr, "lockbench node: give the run's node secret with --secret-file=PATH or $%s: %v\n", nodeproto.SecretEnv, err)
 		return 2
 	}
 	// Ctrl-C and SIGTERM end the node; its coordinator sees it gone.

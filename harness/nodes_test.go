@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/internal/loopback"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/reports"
 	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
@@ -180,13 +181,15 @@ func TestRemoteClockError(t *testing.T) {
 			addr := "127.0.0.1:" + strconv.Itoa(port)
 			plan := processPlan(t, "lua", 1000)
 			plan.Workload.Hold = time.Millisecond
-			plan.Nodes = Nodes{Launcher: workload.Remote{}, Listen: addr, ClockError: tt.declared}
+			secret := nodeproto.NewSecret()
+			plan.Nodes = Nodes{Launcher: workload.Remote{}, Listen: addr, Secret: secret, ClockError: tt.declared}
 			for i := range 2 {
 				args := []string{"node", "--coordinator=" + addr, "--index=" + strconv.Itoa(i)}
 				if i == 1 {
 					args = append(args, "--clock-shift=20ms")
 				}
 				cmd := exec.Command(os.Args[0], args...)
+				cmd.Env = append(os.Environ(), nodeproto.SecretEnv+"="+secret)
 				cmd.Stderr = os.Stderr
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

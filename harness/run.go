@@ -83,6 +83,9 @@ type Nodes struct {
 	Launcher workload.Launcher
 	// Listen is where their coordinator listens (workload.Config.Listen).
 	Listen string
+	// Secret is the run's node secret (workload.Config.NodeSecret): a
+	// fresh one when empty, except for workload.Remote, which needs it.
+	Secret string
 	// ClockError is the least clock error to widen the history by
 	// (workload.Config.ClockError).
 	ClockError time.Duration
@@ -187,7 +190,7 @@ func Run(ctx context.Context, set *servers.Set, plan Plan) (Result, error) {
 	}
 	im, w := plan.Impl, plan.Workload
 	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: set, Workload: w, Progress: plan.Progress,
-		Launcher: plan.Nodes.Launcher, Listen: plan.Nodes.Listen, ClockError: plan.Nodes.ClockError}
+		Launcher: plan.Nodes.Launcher, Listen: plan.Nodes.Listen, NodeSecret: plan.Nodes.Secret, ClockError: plan.Nodes.ClockError}
 	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
 	cfg.Lease = cmp.Or(cfg.TTL, im.DefaultTTL)

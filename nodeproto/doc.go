@@ -2,9 +2,11 @@
 // run) and its nodes in processes of their own exchange, over one TCP
 // connection per node, in gob, and the Link that carries them. It is the
 // same on one machine (--node-mode=process or docker) and on many
-// (remote). In order:
+// (remote). In order, over TLS (see Accept and Connect):
 //
-//	node → coordinator   Hello   its index and the token it was started with
+//	coordinator → node   Challenge   a nonce
+//	node → coordinator   Hello   its index, the token it was started with,
+//	                             and its proof of the run's secret
 //	coordinator → node   Ping…   round trips that measure its clock's offset
 //	coordinator → node   Setup   the sale: implementation, workload, servers
 //	node → coordinator   Ready   its clients and locks are up

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // MaxMessage is the most bytes one message may take on the wire. A
@@ -152,16 +153,16 @@ func (l *Link) Recv() (m *Message, err error) {
 	return m, nil
 }
 
+// closeWait bounds how long Close may spend sending what is queued to a
+// peer that does not read it.
+const closeWait = 5 * time.Second
+
 // Close sends what is queued, then closes the connection; the calls
-// waiting fail with ErrClosed.
+// waiting fail with ErrClosed. A peer that reads nothing costs it
+// closeWait at most: what it did not take is dropped.
 func (l *Link) Close() {
-	l.mu.Lock()
-	if !l.done {
-		l.done = true
-		close(l.out)
-	}
-	l.mu.Unlock()
-	<-l.wrote
+	l.conn.SetWriteDeadline(time.Now().Add(closeWait))
+	l.stop()
 	l.conn.Close()
 	l.callMu.Lock()
 	for id, ch := range l.waiting {
@@ -169,6 +170,18 @@ func (l *Link) Close() {
 		delete(l.waiting, id)
 	}
 	l.callMu.Unlock()
+}
+
+// stop sends what is queued and ends the writer, leaving the connection
+// open.
+func (l *Link) stop() {
+	l.mu.Lock()
+	if !l.done {
+		l.done = true
+		close(l.out)
+	}
+	l.mu.Unlock()
+	<-l.wrote
 }
 
 // Done is closed once the link is closed and what was queued before is

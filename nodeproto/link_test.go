@@ -220,7 +220,7 @@ func TestKindString(t *testing.T) {
 		k    Kind
 		want string
 	}{
-		{Hello, "hello"}, {ProbeReply, "probe reply"}, {Die, "die"}, {0, "kind 0"}, {Die + 1, "kind 21"},
+		{Hello, "hello"}, {ProbeReply, "probe reply"}, {Die, "die"}, {Challenge, "challenge"}, {0, "kind 0"}, {Challenge + 1, "kind 22"},
 	}
 	for _, tt := range tests {
 		if got := tt.k.String(); got != tt.want {

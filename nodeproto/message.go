@@ -53,6 +53,9 @@ const (
 	End
 	// Die kills the node's process at once, as a crash would.
 	Die
+	// Challenge is the coordinator's first message: the nonce (Nonce) a
+	// node's hello proves the run's secret with (see Accept).
+	Challenge
 )
 
 // kindNames are the kinds' names, by value.
@@ -61,10 +64,11 @@ var kindNames = [...]string{
 	Go: "go", Buyer: "buyer", Start: "start", Probe: "probe", ProbeReply: "probe reply",
 	Done: "done", Pause: "pause", Ack: "ack", Through: "through", Resume: "resume",
 	Skew: "skew", Stats: "stats", Stop: "stop", End: "end", Die: "die",
+	Challenge: "challenge",
 }
 
 // Valid reports whether k is a kind of this protocol.
-func (k Kind) Valid() bool { return k >= Hello && k <= Die }
+func (k Kind) Valid() bool { return k >= Hello && k <= Challenge }
 
 // String is the kind's name, or its number when it has none.
 func (k Kind) String() string {
@@ -86,6 +90,10 @@ type Message struct {
 	// Token is a hello's token, "" for a node the coordinator did not
 	// start.
 	Token string
+	// Nonce is a challenge's nonce.
+	Nonce []byte
+	// Proof is a hello's proof of the run's secret (see Accept).
+	Proof []byte
 	// Client is the buyer a message is about.
 	Client int32
 	// Attempt is the buyer's attempt a start or a probe is about.

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -26,8 +27,41 @@ var ErrNodesUnsupported = errors.New("workload: not supported on nodes in proces
 // ended without a fault killing it.
 var errNodeLost = fmt.Errorf("%w: a node's process ended", servers.ErrUnreachable)
 
-// helloTimeout bounds how long a launched node may take to dial in.
+// ErrNodeMisbehaved is the cause of a sale cut short because a node broke
+// the node protocol: a message that does not fit the plan (a buyer not
+// its own, an attempt out of range, an instant that cannot be), or no end
+// of the sale when told to stop. The node is dropped and named; what was
+// recorded stands. It wraps servers.ErrUnreachable (an infrastructure
+// failure, not the lock's).
+var ErrNodeMisbehaved = fmt.Errorf("%w: a node broke the node protocol", servers.ErrUnreachable)
+
+// lostNode reports whether err is the loss of a node (errNodeLost or
+// ErrNodeMisbehaved).
+func lostNode(err error) bool {
+	return errors.Is(err, errNodeLost) || errors.Is(err, ErrNodeMisbehaved)
+}
+
+// helloTimeout bounds how long a launched node may take to dial in, and
+// then to be ready.
 const helloTimeout = 30 * time.Second
+
+// stopGrace bounds, with twice the command timeout, how long the nodes
+// may take to end the sale once told to stop: one deadline for all.
+const stopGrace = 10 * time.Second
+
+// killWait bounds how long a node on another machine may take to die
+// once told to.
+const killWait = 5 * time.Second
+
+// instantSlack is how far past the coordinator's own clock (and its
+// measured error) an instant a node reports may be: drift between two
+// measurements of its offset. A stall of this process only makes the
+// bound looser.
+const instantSlack = int64(time.Second)
+
+// maxRefusals is how many refused connections a coordinator remembers,
+// to name them when a node does not dial in.
+const maxRefusals = 8
 
 // SupportsNodes refuses a sale that nodes in processes (a Launcher of
 // the mode named) cannot run: such nodes are given addresses, so a sale
@@ -80,6 +114,10 @@ type coordinator struct {
 	ln    net.Listener
 	addr  string
 	nodes []*remoteNode
+	// secret is the run's node secret, tls the listener's configuration
+	// (a certificate pinned by the secret).
+	secret string
+	tls    *tls.Config
 	// lose cuts the sale short (a node lost).
 	lose context.CancelCauseFunc
 
@@ -95,6 +133,9 @@ type coordinator struct {
 	finishing   bool
 	lost        error
 	closed      bool
+	// refused are the connections refused (no proof of the secret, a
+	// second one for a node), for the error of a node that never came.
+	refused []string
 }
 
 // remoteNode is one node as its coordinator sees it: the process of its
@@ -123,6 +164,8 @@ type remoteNode struct {
 	ended       chan struct{}
 	// health is what the node measured of itself, from its end.
 	health *history.Health
+	// broke is why the node was dropped for breaking the protocol.
+	broke error
 }
 
 type inflight struct {
@@ -139,6 +182,17 @@ func newCoordinator(r *run) *coordinator {
 // launch listens, starts every node and waits until each is ready.
 func (co *coordinator) launch(ctx context.Context) error {
 	co.ctx = context.WithoutCancel(ctx)
+	co.secret = co.r.cfg.NodeSecret
+	if co.secret == "" {
+		if co.remote() {
+			return fmt.Errorf("workload: nodes others start (%s) are given the run's secret by their starter, so the coordinator needs it given too (Config.NodeSecret): %w", co.r.cfg.Launcher.Mode(), nodeproto.ErrSecret)
+		}
+		co.secret = nodeproto.NewSecret()
+	}
+	var err error
+	if co.tls, err = nodeproto.ServerTLS(co.secret); err != nil {
+		return err
+	}
 	listen := co.r.cfg.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
@@ -173,8 +227,9 @@ func (co *coordinator) launch(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// accept takes the nodes' connections and hands each to the launch that
-// waits for its token.
+// accept takes the nodes' connections and hands each that proves the
+// run's secret to the launch that waits for its token (its index, for a
+// remote node): one connection per launch, a second one refused.
 func (co *coordinator) accept() {
 	for {
 		conn, err := co.ln.Accept()
@@ -182,26 +237,48 @@ func (co *coordinator) accept() {
 			return
 		}
 		go func() {
-			l := nodeproto.NewLink(conn)
-			conn.SetReadDeadline(time.Now().Add(helloTimeout))
-			m, err := l.Hello()
-			conn.SetReadDeadline(time.Time{})
+			conn.SetDeadline(time.Now().Add(helloTimeout))
+			l, m, err := nodeproto.Accept(co.ctx, conn, co.tls, co.secret)
 			if err != nil {
-				l.Close()
+				co.refuse(conn.RemoteAddr(), err)
+				conn.Close()
 				return
 			}
+			conn.SetDeadline(time.Time{})
 			key := co.helloKey(m.Node, m.Token)
 			co.mu.Lock()
 			ch := co.hellos[key]
 			delete(co.hellos, key)
 			co.mu.Unlock()
 			if ch == nil {
-				l.Close() // nobody waits for it: a stray, or a second node with one index
+				co.refuse(conn.RemoteAddr(), fmt.Errorf("node %d: no such node is awaited (a second connection for one node, or an index outside 0-%d)", m.Node, len(co.nodes)-1))
+				l.Close()
 				return
 			}
 			ch <- l
 		}()
 	}
+}
+
+// refuse remembers a connection refused, for the error of a node that
+// never came.
+func (co *coordinator) refuse(from net.Addr, err error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if len(co.refused) < maxRefusals {
+		co.refused = append(co.refused, fmt.Sprintf("%s: %v", from, err))
+	}
+}
+
+// refusals names the connections refused, for an error; "" when none
+// was.
+func (co *coordinator) refusals() string {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if len(co.refused) == 0 {
+		return ""
+	}
+	return "; connections refused: " + strings.Join(co.refused, "; ")
 }
 
 // remote reports whether the nodes run on other machines (Remote).
@@ -235,7 +312,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 		delete(co.hellos, key)
 		co.mu.Unlock()
 	}()
-	proc, err := co.r.cfg.Launcher.Launch(ctx, i, co.addr, token)
+	proc, err := co.r.cfg.Launcher.Launch(ctx, i, co.addr, Credentials{Token: token, Secret: co.secret})
 	if err != nil {
 		return fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 	}
@@ -245,19 +322,25 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	select {
 	case l = <-ch:
 	case <-proc.Exited():
-		return fmt.Errorf("%w: node %d's process ended before it dialed in: %s", servers.ErrUnreachable, i, lastLines(proc.Output()))
+		return fmt.Errorf("%w: node %d's process ended before it dialed in: %s%s", servers.ErrUnreachable, i, lastLines(proc.Output()), co.refusals())
 	case <-t.C:
 		proc.Close()
-		return fmt.Errorf("%w: node %d did not dial in within %v (%s launcher, coordinator at %s)", servers.ErrUnreachable, i, helloTimeout, co.r.cfg.Launcher.Mode(), co.addr)
+		return fmt.Errorf("%w: node %d did not dial in within %v (%s launcher, coordinator at %s)%s", servers.ErrUnreachable, i, helloTimeout, co.r.cfg.Launcher.Mode(), co.addr, co.refusals())
 	case <-ctx.Done():
 		proc.Close()
-		return context.Cause(ctx)
+		return fmt.Errorf("%w (node %d had not dialed in%s)", context.Cause(ctx), i, co.refusals())
 	}
-	replies := make(chan *nodeproto.Message, 4)
+	// From its hello to its ready, the node has helloTimeout too.
+	ctx, cancel := context.WithTimeoutCause(ctx, helloTimeout, fmt.Errorf("%w: node %d did not get ready within %v of dialing in", servers.ErrUnreachable, i, helloTimeout))
+	defer cancel()
+	replies := make(chan *nodeproto.Message, 1)
 	go rn.read(l, proc, replies)
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
 		proc.Close()
+		if b := rn.broken(); b != nil {
+			return b
+		}
 		return fmt.Errorf("%w: node %d: measuring its clock: %v", servers.ErrUnreachable, i, err)
 	}
 	setup, err := co.setup(i)
@@ -271,9 +354,12 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	case m := <-replies:
 		if m.Err != "" {
 			proc.Close()
-			return fmt.Errorf("%w: node %d: %s", servers.ErrUnreachable, i, m.Err)
+			return fmt.Errorf("%w: node %d: %.500s", servers.ErrUnreachable, i, m.Err)
 		}
 	case <-proc.Exited():
+		if b := rn.broken(); b != nil {
+			return b
+		}
 		return fmt.Errorf("%w: node %d's process ended while it started: %s", servers.ErrUnreachable, i, lastLines(proc.Output()))
 	case <-ctx.Done():
 		proc.Close()
@@ -390,19 +476,27 @@ func measureClock(ctx context.Context, l *nodeproto.Link) (offset, eps int64, er
 }
 
 // read handles the node's messages until its link ends; the first
-// ready (or failed setup) goes to ready.
+// ready (or failed setup) goes to ready. A message that breaks the
+// protocol (check) drops the node: its link is closed, and the sale is
+// cut short naming it.
 func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodeproto.Message) {
 	r := rn.co.r
+	readied := false
 	for {
 		m, err := l.Recv()
 		if err != nil {
 			rn.gone(l, proc)
 			return
 		}
+		if err := rn.check(m, readied); err != nil {
+			rn.drop(l, err)
+			continue // Recv fails now, and the node is gone
+		}
 		switch m.Kind {
 		case nodeproto.Pong, nodeproto.Ack:
 			l.Answer(m)
 		case nodeproto.Ready:
+			readied = true
 			ready <- m
 		case nodeproto.Start:
 			// Once the node is being killed no attempt may begin: without
@@ -416,7 +510,13 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 			}
 			rn.mu.Unlock()
 		case nodeproto.Probe:
-			r.mergeAttempt(m.Client, m.Attempt, m.Ops)
+			// What a probe reports of a buyer the node does not serve
+			// (any more) is not kept; the probe is answered all the same.
+			rn.mu.Lock()
+			if f := rn.inflight[m.Client]; f != nil && m.Client >= 0 {
+				r.mergeAttempt(m.Client, m.Attempt, m.Ops)
+			}
+			rn.mu.Unlock()
 			go rn.probe(l, m)
 		case nodeproto.Done:
 			copy(r.slots(m.Client), m.Ops)
@@ -435,6 +535,7 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 				rn.mu.Lock()
 				if m.Health != nil {
 					rn.health = m.Health
+					rn.health.Node, rn.health.Nodes = rn.n.id, nil
 				}
 				if rn.ended != nil {
 					close(rn.ended)
@@ -444,6 +545,138 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 			}
 		}
 	}
+}
+
+// drop closes the link of a node that broke the protocol, and cuts the
+// sale short naming it (the first such error is the run's).
+func (rn *remoteNode) drop(l *nodeproto.Link, why error) {
+	err := fmt.Errorf("%w: node %d dropped: %v", ErrNodeMisbehaved, rn.n.id, why)
+	rn.mu.Lock()
+	if rn.broke == nil {
+		rn.broke = err
+	}
+	rn.mu.Unlock()
+	rn.co.fail(err)
+	go l.Close()
+}
+
+// broken is why the node was dropped, nil if it was not.
+func (rn *remoteNode) broken() error {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.broke
+}
+
+// check refuses a message of the node's that does not fit the plan,
+// before anything of it is used: a kind a node does not send, a second
+// ready, a buyer that is not the node's own or that it does not serve, an
+// attempt out of range, records not of that buyer and node, an instant
+// that cannot be (past the coordinator's clock and the node's measured
+// error, or before the sale by as much), a count below zero.
+func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
+	r := rn.co.r
+	switch m.Kind {
+	case nodeproto.Pong, nodeproto.Ack:
+		return nil
+	case nodeproto.Ready:
+		if readied {
+			return errors.New("a second ready")
+		}
+		return nil
+	case nodeproto.Stats, nodeproto.End:
+		if m.Commands < 0 {
+			return fmt.Errorf("%v with %d commands", m.Kind, m.Commands)
+		}
+		return nil
+	case nodeproto.Start:
+		if err := rn.owns(m.Client); err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		if m.Attempt < 0 || int(m.Attempt) >= r.cfg.Attempts {
+			return fmt.Errorf("start of buyer %d: attempt %d, not one of 0-%d", m.Client, m.Attempt, r.cfg.Attempts-1)
+		}
+		return rn.instant("start", m.Client, m.T0)
+	case nodeproto.Probe:
+		if m.Client == -1 && len(m.Ops) == 0 {
+			return nil // a probe point of no buyer's
+		}
+		if err := rn.owns(m.Client); err != nil {
+			return fmt.Errorf("probe: %w", err)
+		}
+		if m.Attempt < 0 || int(m.Attempt) >= r.cfg.Attempts {
+			return fmt.Errorf("probe of buyer %d: attempt %d, not one of 0-%d", m.Client, m.Attempt, r.cfg.Attempts-1)
+		}
+		if len(m.Ops) > r.cart {
+			return fmt.Errorf("probe of buyer %d: %d records, more than its cart's %d", m.Client, len(m.Ops), r.cart)
+		}
+		return rn.ops("probe", m.Client, m.Ops)
+	case nodeproto.Done:
+		if err := rn.owns(m.Client); err != nil {
+			return fmt.Errorf("done: %w", err)
+		}
+		rn.mu.Lock()
+		serving := rn.inflight[m.Client] != nil
+		rn.mu.Unlock()
+		if !serving {
+			return fmt.Errorf("done of buyer %d, which it was not serving", m.Client)
+		}
+		if n := len(r.slots(m.Client)); len(m.Ops) > n {
+			return fmt.Errorf("done of buyer %d: %d records, more than its %d", m.Client, len(m.Ops), n)
+		}
+		return rn.ops("done", m.Client, m.Ops)
+	}
+	return fmt.Errorf("a %v, which a node never sends", m.Kind)
+}
+
+// owns refuses a buyer that is not one of the node's.
+func (rn *remoteNode) owns(c int32) error {
+	r := rn.co.r
+	if c < 0 || int(c) >= r.cfg.Clients || int(c)%r.cfg.Nodes != rn.n.id {
+		return fmt.Errorf("buyer %d is not one of node %d's (%d buyers on %d nodes)", c, rn.n.id, r.cfg.Clients, r.cfg.Nodes)
+	}
+	return nil
+}
+
+// ops refuses records that are not buyer c's on this node, or hold what
+// cannot be.
+func (rn *remoteNode) ops(what string, c int32, ops []history.Op) error {
+	r := rn.co.r
+	for i := range ops {
+		op := &ops[i]
+		switch {
+		case op.Client != c:
+			return fmt.Errorf("%s of buyer %d: a record of buyer %d", what, c, op.Client)
+		case int(op.Node) != rn.n.id:
+			return fmt.Errorf("%s of buyer %d: a record of node %d", what, c, op.Node)
+		case op.Attempt < 0 || int(op.Attempt) >= r.cfg.Attempts:
+			return fmt.Errorf("%s of buyer %d: a record of attempt %d, not one of 0-%d", what, c, op.Attempt, r.cfg.Attempts-1)
+		case op.Item < 0 || int(op.Item) >= max(1, r.cfg.Items):
+			return fmt.Errorf("%s of buyer %d: a record of item %d, not one of 0-%d", what, c, op.Item, max(1, r.cfg.Items)-1)
+		case op.Outcome > history.CartRefused || op.Write > history.Indeterminate:
+			return fmt.Errorf("%s of buyer %d: a record with outcome %d, write %d", what, c, op.Outcome, op.Write)
+		}
+		for _, t := range [...]int64{op.Arrival, op.Start, op.AcquireCall, op.Acquired, op.ReadCall, op.ReadReturn, op.WriteCall, op.WriteReturn, op.ReleaseCall, op.Released, op.End, op.Crash} {
+			if err := rn.instant(what, c, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// instant refuses an instant t of buyer c's the node cannot have read:
+// later than the coordinator's clock now (mapped by the node's offset,
+// within its measured error and instantSlack), or as much before the
+// sale. Zero is an instant not reached.
+func (rn *remoteNode) instant(what string, c int32, t int64) error {
+	rn.mu.Lock()
+	eps := rn.eps
+	rn.mu.Unlock()
+	limit := eps + instantSlack
+	if now := rn.co.r.now(); t > now+limit || t < -limit {
+		return fmt.Errorf("%s of buyer %d: instant %d ns, outside the sale (now %d ns, within %d ns)", what, c, t, now, limit)
+	}
+	return nil
 }
 
 // answered marks buyer c answered.
@@ -492,7 +725,9 @@ const errCrashedText = "crashed"
 func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	co, r := rn.co, rn.co.r
 	l.Close()
-	waitExit(co.ctx, proc, 5*time.Second)
+	if !co.remote() { // a remote node's process is not this machine's to wait for
+		waitExit(co.ctx, proc, 5*time.Second)
+	}
 	proc.Close()
 	rn.mu.Lock()
 	if rn.link != l {
@@ -577,9 +812,15 @@ func (co *coordinator) kill(k int32) bool {
 	rn.mu.Unlock()
 	if err := proc.Kill(); errors.Is(err, servers.ErrUnsupported) {
 		// A node on another machine kills itself; its link ends when it
-		// is gone.
+		// is gone. One that does not within killWait is cut off.
 		l.Send(&nodeproto.Message{Kind: nodeproto.Die})
-		<-l.Done()
+		t := time.NewTimer(killWait)
+		select {
+		case <-l.Done():
+		case <-t.C:
+			l.Close()
+		}
+		t.Stop()
 	}
 	at := co.r.now()
 	rn.mu.Lock()
@@ -662,22 +903,38 @@ func (co *coordinator) finish() error {
 	co.finishing = true
 	co.mu.Unlock()
 	co.remeasure()
-	var ends []chan struct{}
+	type end struct {
+		node  int
+		ended chan struct{}
+	}
+	var ends []end
 	for _, rn := range co.nodes {
 		rn.mu.Lock()
 		if rn.link != nil && rn.ended != nil {
-			ends = append(ends, rn.ended)
+			ends = append(ends, end{rn.n.id, rn.ended})
 			rn.link.Send(&nodeproto.Message{Kind: nodeproto.Stop})
 		}
 		rn.mu.Unlock()
 	}
-	bound := time.NewTimer(10*time.Second + 2*co.r.cfg.CommandTimeout)
-	defer bound.Stop()
+	// One deadline for every node's end: a node that never answers costs
+	// the run the grace once, not once per node, and is named.
+	grace := stopGrace + 2*co.r.cfg.CommandTimeout
+	bound, cancel := context.WithTimeout(co.ctx, grace)
+	defer cancel()
+	var late []string
 	for _, e := range ends {
 		select {
-		case <-e:
-		case <-bound.C:
+		case <-e.ended:
+		case <-bound.Done():
+			late = append(late, fmt.Sprint(e.node))
 		}
+	}
+	if len(late) > 0 {
+		co.mu.Lock()
+		if co.lost == nil {
+			co.lost = fmt.Errorf("%w: node %s did not end the sale within %v of its stop (dropped; its buyers in flight are recorded as pending)", ErrNodeMisbehaved, strings.Join(late, ", "), grace)
+		}
+		co.mu.Unlock()
 	}
 	co.close()
 	co.mu.Lock()

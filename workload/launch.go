@@ -10,16 +10,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/servers"
 )
 
 // Launcher starts the nodes of a sale in processes of their own (Config.
 // Launcher; without one, nodes are goroutines of the run's process). A
-// node started by Launch dials the coordinator at addr, presents token,
-// and runs its part of the sale (see ServeNode).
+// node started by Launch dials the coordinator at addr, proves its
+// credentials, and runs its part of the sale (see ServeNode).
 type Launcher interface {
-	// Launch starts node.
-	Launch(ctx context.Context, node int, addr, token string) (Process, error)
+	// Launch starts node, with cred in its environment (Credentials.Env).
+	Launch(ctx context.Context, node int, addr string, cred Credentials) (Process, error)
 	// Mode names where the nodes run: "process", "docker", "remote".
 	Mode() string
 }
@@ -44,8 +45,27 @@ type Process interface {
 	Close() error
 }
 
+// Credentials are what a node its coordinator starts proves itself with:
+// the run's secret, and the token of its launch (one per incarnation).
+// They go in the node's environment, never on its command line, which
+// any user of the machine may read.
+type Credentials struct {
+	// Token names the launch.
+	Token string
+	// Secret is the run's (Config.NodeSecret).
+	Secret string
+}
+
+// Env is the credentials as NAME=VALUE, for the node's environment
+// (nodeproto.TokenEnv and nodeproto.SecretEnv), which ServeNode's caller
+// reads (harness.NodeMain).
+func (c Credentials) Env() []string {
+	return []string{nodeproto.TokenEnv + "=" + c.Token, nodeproto.SecretEnv + "=" + c.Secret}
+}
+
 // Processes launches each node as a child process: Command, then the
-// node's flags --coordinator, --index and --token. The children die with
+// node's flags --coordinator and --index, its Credentials in its
+// environment. The children die with
 // their parent, however it ends (the kernel's parent-death signal, and
 // their link's end), and a Ctrl-C of the parent's terminal does not
 // reach them (their own process group): the parent stops them.
@@ -61,16 +81,14 @@ type Processes struct {
 func (Processes) Mode() string { return "process" }
 
 // Launch implements Launcher.
-func (p Processes) Launch(ctx context.Context, node int, addr, token string) (Process, error) {
+func (p Processes) Launch(ctx context.Context, node int, addr string, cred Credentials) (Process, error) {
 	if len(p.Command) == 0 {
 		return nil, errors.New("workload: no command to start a node with")
 	}
-	args := append(append([]string(nil), p.Command[1:]...), "--coordinator="+addr, "--index="+strconv.Itoa(node), "--token="+token)
+	args := append(append([]string(nil), p.Command[1:]...), "--coordinator="+addr, "--index="+strconv.Itoa(node))
 	cmd := exec.Command(p.Command[0], args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if len(p.Env) > 0 {
-		cmd.Env = append(cmd.Environ(), p.Env...)
-	}
+	cmd.Env = append(append(cmd.Environ(), p.Env...), cred.Env()...)
 	out := &tail{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -180,7 +198,7 @@ type Remote struct{}
 func (Remote) Mode() string { return "remote" }
 
 // Launch implements Launcher.
-func (Remote) Launch(context.Context, int, string, string) (Process, error) {
+func (Remote) Launch(context.Context, int, string, Credentials) (Process, error) {
 	return &remoteProcess{exited: make(chan struct{})}, nil
 }
 

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -33,6 +34,9 @@ type NodeOptions struct {
 	// Token is what the coordinator that launched the node gave it; ""
 	// for a node the coordinator did not start (remote).
 	Token string
+	// Secret is the run's secret, which the node proves it holds and
+	// which pins the coordinator's TLS key (see nodeproto.Connect).
+	Secret string
 	// Sale returns the sale of the implementation the coordinator names
 	// (the registry's; harness.ServeNode looks it up).
 	Sale func(name string) (Sale, error)
@@ -55,15 +59,22 @@ var ErrCoordinatorGone = errors.New("workload: the coordinator is gone")
 // given, serves the buyers it is sent, reports every attempt, and
 // returns when the coordinator ends the sale or goes away.
 func ServeNode(ctx context.Context, o NodeOptions) error {
+	if err := nodeproto.CheckSecret(o.Secret); err != nil {
+		return err
+	}
 	conn, err := dialCoordinator(ctx, o)
 	if err != nil {
 		return err
 	}
-	l := nodeproto.NewLink(conn)
-	defer l.Close()
 	// Ctrl-C or SIGTERM of the node: its link ends, and so does the node.
 	defer context.AfterFunc(ctx, func() { conn.Close() })()
-	l.Send(&nodeproto.Message{Kind: nodeproto.Hello, Node: o.Index, Token: o.Token})
+	conn.SetDeadline(time.Now().Add(cmp.Or(o.DialTimeout, 30*time.Second)))
+	l, err := nodeproto.Connect(ctx, conn, o.Secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: o.Index, Token: o.Token})
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCoordinatorGone, o.Coordinator, err)
+	}
+	conn.SetDeadline(time.Time{})
+	defer l.Close()
 	ns := &nodeSide{l: l, opts: o}
 	return ns.serve(ctx)
 }

@@ -125,6 +125,12 @@ type Config struct {
 	// Listen is where the coordinator of a Launcher's nodes listens for
 	// them: 127.0.0.1 on a port of the system's choice when empty.
 	Listen string
+	// NodeSecret is the run's secret, which each of a Launcher's nodes
+	// proves it holds before it is given anything (see nodeproto.Accept):
+	// a fresh one when empty, given to the nodes the coordinator starts
+	// in their environment; nodes others start (Remote) need it given,
+	// as their starter gives it to them.
+	NodeSecret string
 	// Lease is the lease the lock runs with (TTL, or the implementation's
 	// default when TTL is zero); zero for a sale without one. It goes in
 	// the history's header, where the harness's health is judged by it.
@@ -363,7 +369,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	case !cutShort:
 	case ctx.Err() != nil:
 		cut = history.CutInterrupt
-	case errors.Is(context.Cause(sale), errServerLost), errors.Is(context.Cause(sale), errNodeLost):
+	case errors.Is(context.Cause(sale), errServerLost), lostNode(context.Cause(sale)):
 		cut = history.CutServerLost
 	default:
 		cut = history.CutTimeout
@@ -405,7 +411,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	defer cancel()
 	var lost error
 	switch {
-	case errors.Is(context.Cause(sale), errNodeLost):
+	case lostNode(context.Cause(sale)):
 		lost = context.Cause(sale)
 	case cut == history.CutServerLost:
 		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", servers.ErrUnreachable, backend, r.lostAfter())

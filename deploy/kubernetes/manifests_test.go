@@ -46,6 +46,19 @@ type envFrom struct {
 	} `yaml:"configMapRef"`
 }
 
+// envVar is a container's environment variable.
+type envVar struct {
+	Name      string `yaml:"name"`
+	Value     string `yaml:"value"`
+	ValueFrom *struct {
+		SecretKeyRef *struct {
+			Name     string `yaml:"name"`
+			Key      string `yaml:"key"`
+			Optional bool   `yaml:"optional"`
+		} `yaml:"secretKeyRef"`
+	} `yaml:"valueFrom"`
+}
+
 // containerPort is a port a container listens on.
 type containerPort struct {
 	Name          string `yaml:"name"`
@@ -59,6 +72,7 @@ type container struct {
 	Command   []string        `yaml:"command"`
 	Args      []string        `yaml:"args"`
 	EnvFrom   []envFrom       `yaml:"envFrom"`
+	Env       []envVar        `yaml:"env"`
 	Ports     []containerPort `yaml:"ports"`
 	Resources struct {
 		Requests map[string]string `yaml:"requests"`
@@ -117,9 +131,12 @@ type networkPolicy struct {
 // manifests is every object of the directory, and the ones the run is
 // made of.
 type manifests struct {
-	files       []string // the .yaml files
-	objects     []object
-	resources   []string // kustomization.yaml's
+	files     []string // the .yaml files
+	objects   []object
+	resources []string // kustomization.yaml's
+	// secrets are kustomization.yaml's generated Secrets: their files, by
+	// name.
+	secrets     map[string][]string
 	config      map[string]string
 	service     service
 	coordinator job
@@ -133,6 +150,10 @@ const (
 	coordinatorName = "lockbench-coordinator"
 	nodesName       = "lockbench-nodes"
 	configName      = "lockbench-run"
+	// nodeSecretName is the run's node secret's Secret, generated from
+	// nodeSecretFile (which the user makes per run).
+	nodeSecretName = "lockbench-node"
+	nodeSecretFile = "node.secret"
 )
 
 // load parses every manifest of the directory.
@@ -175,7 +196,11 @@ func load(t *testing.T) *manifests {
 		return false
 	}
 	var k struct {
-		Resources []string `yaml:"resources"`
+		Resources       []string `yaml:"resources"`
+		SecretGenerator []struct {
+			Name  string   `yaml:"name"`
+			Files []string `yaml:"files"`
+		} `yaml:"secretGenerator"`
 	}
 	var cm struct {
 		Data map[string]string `yaml:"data"`
@@ -196,6 +221,10 @@ func load(t *testing.T) *manifests {
 		}
 	}
 	m.resources, m.config = k.Resources, cm.Data
+	m.secrets = map[string][]string{}
+	for _, g := range k.SecretGenerator {
+		m.secrets[g.Name] = g.Files
+	}
 	if decode("NetworkPolicy", serviceName, &pol) {
 		m.policy = &pol
 	}
@@ -385,6 +414,33 @@ func TestManifests(t *testing.T) {
 			}
 			if r, _ := flag(c.Args, "redis"); m.expand(t, c, r) == "" {
 				t.Errorf("coordinator --redis=%s is empty: the nodes need a Redis they all reach", r)
+			}
+		}},
+		{"the run's node secret reaches the coordinator and every node from a Secret, never a command line", func(t *testing.T) {
+			files, ok := m.secrets[nodeSecretName]
+			if !ok || !slices.Contains(files, "secret="+nodeSecretFile) {
+				t.Fatalf("kustomization.yaml generates no Secret %s from %s: %v", nodeSecretName, nodeSecretFile, m.secrets)
+			}
+			ignore, err := os.ReadFile(".gitignore")
+			if err != nil || !slices.Contains(strings.Fields(string(ignore)), nodeSecretFile) {
+				t.Errorf(".gitignore does not keep %s out of the repository: %v", nodeSecretFile, err)
+			}
+			for _, j := range []*job{&m.coordinator, &m.nodes} {
+				c := only(t, "a Job", j)
+				i := slices.IndexFunc(c.Env, func(e envVar) bool { return e.Name == "LOCKBENCH_NODE_SECRET" })
+				if i < 0 {
+					t.Errorf("container %s has no $LOCKBENCH_NODE_SECRET", c.Name)
+					continue
+				}
+				e := c.Env[i]
+				if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != nodeSecretName || e.ValueFrom.SecretKeyRef.Key != "secret" || e.ValueFrom.SecretKeyRef.Optional {
+					t.Errorf("container %s: $LOCKBENCH_NODE_SECRET is not the Secret %s's key secret, required: %+v", c.Name, nodeSecretName, e)
+				}
+				for _, a := range append(slices.Clone(c.Command), c.Args...) {
+					if strings.Contains(a, "secret") {
+						t.Errorf("container %s: a secret on the command line (%q), which anyone on the machine reads", c.Name, a)
+					}
+				}
 			}
 		}},
 		{"every container asks for cpu and memory", func(t *testing.T) {

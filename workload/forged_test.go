@@ -1,0 +1,312 @@
+package workload_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/nodeproto"
+	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// The tests of this file are a coordinator of remote nodes (the
+// Kubernetes mode) probed by forged nodes: Go clients of the node
+// protocol in the test, with the run's secret or without it.
+
+// remoteRun starts a sale on nodes nodes started elsewhere (Remote), with
+// secret, on an embedded Redis; the run's result comes on the channel.
+func remoteRun(t *testing.T, ctx context.Context, nodes int, secret string, timeout time.Duration) (addr string, result <-chan runResult) {
+	t.Helper()
+	b := redistest.Embedded(t)
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	ch := make(chan runResult, 1)
+	go func() {
+		h, err := workload.Run(ctx, workload.Config{
+			Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
+			Workload: workload.Workload{Prefix: "forged:", Clients: 4 * nodes, Nodes: nodes, Workers: 4, Pool: 4, Stock: int64(4 * nodes), Attempts: 2,
+				Timeout: timeout, CommandTimeout: time.Second},
+			Launcher: workload.Remote{}, Listen: addr, NodeSecret: secret,
+		})
+		ch <- runResult{h, err}
+	}()
+	return addr, ch
+}
+
+type runResult struct {
+	h   *history.History
+	err error
+}
+
+// dial dials the coordinator at addr until it listens.
+func dial(t *testing.T, ctx context.Context, addr string) net.Conn {
+	t.Helper()
+	for {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			t.Cleanup(func() { conn.Close() })
+			return conn
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the coordinator at %s never listened: %v", addr, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// refused reads l until it ends, and fails the test if the coordinator
+// sends anything but its challenge: a refused node gets nothing.
+func refused(t *testing.T, l *nodeproto.Link) {
+	t.Helper()
+	for {
+		m, err := l.Recv()
+		if err != nil {
+			return
+		}
+		if m.Kind != nodeproto.Challenge {
+			t.Errorf("a node without the run's secret was sent a %v: %+v", m.Kind, m)
+		}
+	}
+}
+
+// node is a forged node with the run's secret: it answers the pings and
+// the setup like a node, then hands each message to on.
+func node(t *testing.T, ctx context.Context, addr, secret string, index int, on func(l *nodeproto.Link, m *nodeproto.Message)) {
+	conn := dial(t, ctx, addr)
+	l, err := nodeproto.Connect(ctx, conn, secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: index})
+	if err != nil {
+		t.Errorf("node %d: %v", index, err)
+		return
+	}
+	t.Cleanup(l.Close)
+	go func() {
+		for {
+			m, err := l.Recv()
+			if err != nil {
+				return
+			}
+			switch m.Kind {
+			case nodeproto.Ping:
+				l.Send(&nodeproto.Message{Kind: nodeproto.Pong, ID: m.ID, T1: monoclock.Now()})
+			case nodeproto.Setup:
+				l.Send(&nodeproto.Message{Kind: nodeproto.Ready})
+			default:
+				on(l, m)
+			}
+		}
+	}()
+}
+
+// TestForgedNodeRefused (issue 24, rows 1 and 2): a node that does not
+// prove the run's secret gets nothing (no setup, so neither the Redis
+// password nor a buyer), and the run does not pass: it ends naming the
+// node that never came and the connections refused.
+func TestForgedNodeRefused(t *testing.T) {
+	secret := nodeproto.NewSecret()
+	tests := []struct {
+		name  string
+		forge func(t *testing.T, ctx context.Context, addr string)
+		// why is what the run's error says of the refusal, "" when the
+		// test cannot wait for the coordinator's.
+		why string
+	}{
+		{"plaintext hello, as before", func(t *testing.T, ctx context.Context, addr string) {
+			l := nodeproto.NewLink(dial(t, ctx, addr))
+			defer l.Close()
+			l.Send(&nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+			refused(t, l)
+		}, "TLS"},
+		{"TLS, no proof", func(t *testing.T, ctx context.Context, addr string) {
+			l := nodeproto.NewLink(tls.Client(dial(t, ctx, addr), &tls.Config{InsecureSkipVerify: true}))
+			defer l.Close()
+			l.Send(&nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+			refused(t, l)
+		}, "does not prove"},
+		{"TLS, a forged proof", func(t *testing.T, ctx context.Context, addr string) {
+			l := nodeproto.NewLink(tls.Client(dial(t, ctx, addr), &tls.Config{InsecureSkipVerify: true}))
+			defer l.Close()
+			l.Send(&nodeproto.Message{Kind: nodeproto.Hello, Node: 0, Proof: make([]byte, 32)})
+			refused(t, l)
+		}, "does not prove"},
+		{"a wrong secret", func(t *testing.T, ctx context.Context, addr string) {
+			_, err := nodeproto.Connect(ctx, dial(t, ctx, addr), nodeproto.NewSecret(), &nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+			if !errors.Is(err, nodeproto.ErrAuth) {
+				t.Errorf("a node with a wrong secret connected: %v", err)
+			}
+		}, ""}, // the node refused the coordinator first: the coordinator's refusal may come after the cancel
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			addr, result := remoteRun(t, ctx, 1, secret, time.Minute)
+			tt.forge(t, ctx, addr)
+			cancel() // the forged node was refused: the genuine one never comes
+			res := <-result
+			if res.err == nil || res.h != nil {
+				t.Fatalf("a run whose only node was forged returned %v, %v", res.h, res.err)
+			}
+			if msg := res.err.Error(); !strings.Contains(msg, "node 0 had not dialed in") || tt.why != "" && (!strings.Contains(msg, "refused") || !strings.Contains(msg, tt.why)) {
+				t.Errorf("the error does not name the node and the refusal (%q): %v", tt.why, res.err)
+			}
+		})
+	}
+}
+
+// TestSecondConnectionRefused (row 1): a second connection for a node's
+// index, even with the secret, is refused; the first one is the node.
+func TestSecondConnectionRefused(t *testing.T) {
+	secret := nodeproto.NewSecret()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, result := remoteRun(t, ctx, 1, secret, time.Minute)
+	first, err := nodeproto.Connect(ctx, dial(t, ctx, addr), secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if m, err := first.Recv(); err != nil || m.Kind != nodeproto.Ping {
+		t.Fatalf("the first node got %v, %v; want a ping", m, err)
+	}
+	second, err := nodeproto.Connect(ctx, dial(t, ctx, addr), secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	refused(t, second)
+	cancel()
+	if res := <-result; res.err == nil {
+		t.Fatal("the run passed")
+	}
+}
+
+// TestNodeMisbehaves (row 3): a node with the secret that sends what the
+// plan does not allow is dropped and named, the run ends with an
+// infrastructure error and what was recorded; no panic.
+func TestNodeMisbehaves(t *testing.T) {
+	tests := []struct {
+		name string
+		send func(buyer int32) *nodeproto.Message
+		want string
+	}{
+		{"done of buyer 1<<30", func(int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Done, Client: 1 << 30}
+		}, "buyer 1073741824 is not one of node 0's"},
+		{"probe of buyer -7", func(int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Probe, Client: -7, Ops: []history.Op{{Client: -7}}}
+		}, "buyer -7 is not one of node 0's"},
+		{"start of attempt 99", func(c int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Start, Client: c, Attempt: 99}
+		}, "attempt 99"},
+		{"a buyer of another node", func(c int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Done, Client: c + 1}
+		}, "not one of node 0's"},
+		{"records of another buyer", func(c int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: []history.Op{{Client: c + 2, Outcome: history.Sold}}}
+		}, "a record of buyer"},
+		{"an instant years ahead", func(c int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: []history.Op{{Client: c, Start: int64(time.Hour) * 24 * 365, Outcome: history.Sold}}}
+		}, "instant"},
+		{"a done twice", nil, "which it was not serving"},
+		{"a setup, which only a coordinator sends", func(int32) *nodeproto.Message {
+			return &nodeproto.Message{Kind: nodeproto.Setup}
+		}, "a setup, which a node never sends"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := nodeproto.NewSecret()
+			addr, result := remoteRun(t, t.Context(), 2, secret, time.Minute)
+			sent := false
+			for i := range 2 {
+				node(t, t.Context(), addr, secret, i, func(l *nodeproto.Link, m *nodeproto.Message) {
+					if m.Kind == nodeproto.Stop {
+						l.Send(&nodeproto.Message{Kind: nodeproto.End})
+					}
+					if m.Kind != nodeproto.Buyer || i != 0 || sent {
+						return
+					}
+					sent = true
+					if tt.send == nil { // a buyer answered twice
+						l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: m.Client})
+						l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: m.Client})
+						return
+					}
+					l.Send(tt.send(m.Client))
+				})
+			}
+			res := <-result
+			if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !errors.Is(res.err, servers.ErrUnreachable) {
+				t.Fatalf("got %v, want the node dropped (ErrNodeMisbehaved, an infrastructure error)", res.err)
+			}
+			if msg := res.err.Error(); !strings.Contains(msg, "node 0 dropped") || !strings.Contains(msg, tt.want) {
+				t.Errorf("the error does not name node 0 and %q: %v", tt.want, res.err)
+			}
+			if res.h == nil || !res.h.Header.CutShort || res.h.Header.CutBy != history.CutServerLost {
+				t.Fatalf("what was recorded is not returned, cut short by the node's loss: %+v", res.h)
+			}
+			for _, op := range res.h.Ops {
+				if op.Outcome == history.Sold {
+					t.Errorf("a sale nobody made is in the history: %+v", op)
+				}
+			}
+		})
+	}
+}
+
+// TestNodeNeverStops (row 4): nodes that never answer the stop cost the
+// run one grace, not one per node: the run ends (its timeout, or its
+// caller's cancel as SIGTERM does) with an error naming them, and what
+// was recorded.
+func TestNodeNeverStops(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool
+		cut     history.Cut
+	}{
+		{"timeout", 300 * time.Millisecond, false, history.CutTimeout},
+		{"interrupted", time.Hour, true, history.CutInterrupt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := nodeproto.NewSecret()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			addr, result := remoteRun(t, ctx, 2, secret, tt.timeout)
+			buyers := make(chan struct{}, 16)
+			for i := range 2 {
+				node(t, t.Context(), addr, secret, i, func(_ *nodeproto.Link, m *nodeproto.Message) {
+					if m.Kind == nodeproto.Buyer {
+						buyers <- struct{}{} // and never answered, nor the stop
+					}
+				})
+			}
+			if tt.cancel {
+				<-buyers
+				cancel()
+			}
+			res := <-result
+			if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !strings.Contains(res.err.Error(), "node 0, 1 did not end the sale") {
+				t.Fatalf("got %v, want both nodes named for not ending the sale", res.err)
+			}
+			if res.h == nil || res.h.Header.CutBy != tt.cut {
+				t.Fatalf("the history recorded is not returned, cut by %q: %+v", tt.cut, res.h)
+			}
+		})
+	}
+}
