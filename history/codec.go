@@ -76,8 +76,8 @@ func Read(r io.Reader) (*History, error) {
 	if err := strict(sc.Bytes(), &p); err != nil {
 		return nil, fmt.Errorf("%w: first line: %v", ErrFormat, err)
 	}
-	if p.Header.Schema != SchemaVersion {
-		return nil, fmt.Errorf("%w: schema %d, this build reads %d (histories of schema 1 have no trailer to prove them complete: run the sale again)", ErrFormat, p.Header.Schema, SchemaVersion)
+	if p.Header.Schema < OldestSchema || p.Header.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: schema %d, this build reads %d to %d (histories of schema 1 have no trailer to prove them complete: run the sale again)", ErrFormat, p.Header.Schema, OldestSchema, SchemaVersion)
 	}
 	h := &History{Header: p.Header, Final: p.Final, Faults: p.Faults}
 	var tr *Trailer
