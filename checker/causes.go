@@ -39,6 +39,24 @@ const (
 	CauseUnknown Cause = "lease-unknown"
 )
 
+// Explain says the cause of the overlap o in a sentence for people,
+// naming its fault.
+func (o *Overlap) Explain() string {
+	switch o.Cause {
+	case CauseLiveLease:
+		return "the second holder was granted the lock while the first one's lease was live on the server: a broken lock"
+	case CauseRanOut:
+		return "the first holder's lease ran out while it ran, with no fault or stall to stop it"
+	case CausePaused:
+		return "the first holder's lease ran out while a fault or a stall held it up: a lease's known limit"
+	case CauseFault:
+		return "the " + o.Fault + " fault removed the first holder's lock"
+	case CauseUnknown:
+		return "no lease recorded to judge by"
+	}
+	return "not recorded (a result written before overlaps had causes)"
+}
+
 // removesLock are the faults that take a lock away from its holder.
 var removesLock = []string{"expire", "delete-lock", "restart", "failover"}
 
