@@ -60,6 +60,10 @@ func (o *Overlap) Explain() string {
 // removesLock are the faults that take a lock away from its holder.
 var removesLock = []string{"expire", "delete-lock", "restart", "failover"}
 
+// running are the faults that slow a holder without stopping its node:
+// its renewals go on, so they explain no lease that ran out.
+var running = []string{"slow-holder"}
+
 // expiryMargin is what a server's expiry may run ahead of the harness's
 // clock: the embedded server's clock moves in 1 ms ticks, and a lease is
 // set in whole milliseconds.
@@ -160,31 +164,32 @@ func anchor(a holdRef, t int64) int64 {
 
 // explained reports whether a's lease may have run out over [from, to]
 // for want of its holder: a fault struck its node, its client or the
-// servers meanwhile, or the harness stood still (a starved span), or the
-// harness's health is unknown or its stalls reach a third of the lease
-// (the renewal margin of a watchdog).
+// servers meanwhile (one that only slows the holder's own step aside);
+// the harness's health is unknown, or it stood still for a third of the
+// lease or more at once (a renewal sent every third of the lease may then
+// come too late); or a renewal was still on its way when the lease ran
+// out (from is the lease's last setting, so it ran out at from+lease). A
+// renewal loop delayed by shorter stalls still renews within the lease.
 func explained(h *history.History, a *history.Op, from, to int64) bool {
 	for _, f := range h.Faults {
 		end := f.End
 		if end == 0 {
 			end = h.Header.Duration
 		}
-		if end < from || f.Start > to {
+		if end < from || f.Start > to || slices.Contains(running, f.Name) {
 			continue
 		}
 		if f.Node < 0 || f.Node == int(a.Node) || f.Client == a.Client {
 			return true
 		}
 	}
-	hl := h.Header.Health
-	if hl == nil {
+	lease := h.Header.LeaseOf(a)
+	if h.Header.Health == nil || lease > 0 && stallOf(h) >= lease/LeaseStallShare {
 		return true
 	}
-	if lease := h.Header.LeaseOf(a); lease > 0 && stallOf(h) >= lease/LeaseStallShare {
-		return true
-	}
-	for _, s := range hl.Starved {
-		if s.To >= from && s.From <= to {
+	out := from + lease
+	for _, r := range a.Renewals {
+		if r.Call <= out && (r.Return == 0 || r.Return >= out) {
 			return true
 		}
 	}
