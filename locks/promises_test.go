@@ -291,3 +291,94 @@ func TestUnfencedNeverFenced(t *testing.T) {
 		t.Errorf("fencing %v, %d overlaps, pass %v: a pause past an unfenced lease must fail", r.Lock.Fencing, r.Lock.Overlaps, (r.Verdict == reports.Pass))
 	}
 }
+
+// The team's first-come lock: each waiter joins the end of a queue, and
+// only the queue's head may take the lock (SET NX PX), leaving the queue
+// as it does; a waiter that stops waiting leaves it too.
+var (
+	queueTry = redis.NewScript(`
+if redis.call('lindex', KEYS[2], 0) == ARGV[1] and redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('lpop', KEYS[2])
+  return 1
+end
+return 0`)
+	queueJoin = redis.NewScript(`
+if ARGV[2] == 'head' then
+  return redis.call('lpush', KEYS[1], ARGV[1])
+end
+return redis.call('rpush', KEYS[1], ARGV[1])`)
+	queueLeave = redis.NewScript(`return redis.call('lrem', KEYS[1], 0, ARGV[1])`)
+)
+
+// queueLock is one node's handle on the first-come lock; with jump, one
+// waiter in every jump joins the queue at its head instead of its end.
+type queueLock struct {
+	env  locks.Env
+	ttl  time.Duration
+	jump uint64
+}
+
+func (l *queueLock) Acquire(ctx context.Context, owner string) (locks.Lease, error) {
+	queue := l.env.Key + ":queue"
+	where := "tail"
+	if l.jump > 0 && rand.N(l.jump) == 0 {
+		where = "head"
+	}
+	if err := queueJoin.Run(ctx, l.env.Redis, []string{queue}, owner, where).Err(); err != nil {
+		return nil, err
+	}
+	leave := func() { queueLeave.Run(context.WithoutCancel(ctx), l.env.Redis, []string{queue}, owner) }
+	for {
+		locks.TraceOf(ctx).Trying()
+		n, err := queueTry.Run(ctx, l.env.Redis, []string{l.env.Key, queue}, owner, l.ttl.Milliseconds()).Int64()
+		if err != nil {
+			leave()
+			return nil, err
+		}
+		if n == 1 {
+			return &teamLease{l: &teamLock{env: l.env, ttl: l.ttl}, owner: owner, at: time.Now(), stop: func() {}}, nil
+		}
+		t := time.NewTimer(2*time.Millisecond + rand.N(4*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			leave()
+			return nil, context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+// queued is the first-come lock, one waiter in jump jumping the queue
+// (none when zero).
+func queued(name string, jump uint64) harness.Impl {
+	return harness.Lock(locks.Impl{
+		Info:     locks.Info{Name: name, Summary: "a team's first-come lock (test code)", DefaultTTL: 10 * time.Second},
+		Promises: locks.Promises{FIFO: true},
+		Scripts:  []*redis.Script{queueTry, queueJoin, queueLeave, teamRelease},
+		New: func(_ context.Context, env locks.Env) (locks.Locker, error) {
+			return &queueLock{env: env, ttl: 10 * time.Second, jump: jump}, nil
+		},
+	})
+}
+
+// TestFIFOPromiseCaught: a lock that promises first-come order and lets
+// one waiter in twenty jump the queue fails, in every seed of a small
+// sale with no fault; the same lock without the jump passes.
+func TestFIFOPromiseCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: six sales")
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		r, _ := sale(t, queued("team-queue-jump", 20), "", 0, seed)
+		if !r.Lock.FIFO || r.Lock.Overtakes == 0 || r.Lock.Holds() || r.Verdict == reports.Pass {
+			t.Errorf("seed %d: the queue jump passed (fifo %v, %d overtakes, verdict %s)\nreasons: %q\nnotes: %q", seed, r.Lock.FIFO, r.Lock.Overtakes, r.Verdict, r.Reasons, r.Notes)
+		} else if !strings.Contains(strings.Join(r.Reasons, "\n"), "first-come order broken") {
+			t.Errorf("seed %d: reasons %q do not say the order was broken", seed, r.Reasons)
+		}
+		r, _ = sale(t, queued("team-queue", 0), "", 0, seed)
+		if !r.Lock.FIFO || r.Lock.Overtakes > 0 || !r.Lock.Holds() {
+			t.Errorf("seed %d: the first-come lock failed (fifo %v, %d overtakes)\nreasons: %q", seed, r.Lock.FIFO, r.Lock.Overtakes, r.Reasons)
+		}
+	}
+}
