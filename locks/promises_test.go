@@ -203,7 +203,7 @@ func sale(t *testing.T, im harness.Impl, fault string, ttl time.Duration, seed u
 	defer servers.Close()
 	w := harness.Defaults()
 	w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 300, 150, 500*time.Millisecond, 20, ttl
-	res, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: seed})
+	res, err := harness.Run(t.Context(), &servers.Set, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
