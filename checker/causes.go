@@ -21,10 +21,12 @@ const (
 	// widened by the clock error and the harness's measured stalls) and
 	// no fault removed it. A broken lock.
 	CauseLiveLease Cause = "live-lease"
-	// CauseRanOut: the first holder's lease ran out while it ran (no
-	// fault struck it and the harness measured no stall that could have
-	// stopped it meanwhile). A broken promise when the lock promises
-	// renewal; the design's limit (a slow holder) when it does not.
+	// CauseRanOut: the first holder's lease ran out while it ran: no
+	// fault struck it meanwhile (slow-holder aside, which leaves its node
+	// running), the harness never stood still for a third of the lease,
+	// and no renewal was on its way when the lease ran out. A broken
+	// promise when the lock promises renewal; the design's limit (a slow
+	// holder) when it does not.
 	CauseRanOut Cause = "ran-out-running"
 	// CausePaused: the first holder's lease ran out while a fault paused
 	// or slowed it, or while the harness stood still: the design's known

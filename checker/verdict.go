@@ -93,11 +93,15 @@ func (r *Report) judge(h *history.History, opts Options) {
 		if b := r.Lock.FirstBroken; b != nil {
 			r.fail("%s", broken(&r.Lock, b))
 		}
-		if r.Lock.Fencing {
+		switch {
+		case r.Lock.Fencing && r.Lock.Broken > 0:
+			// The lock broke a promise: the reason above fails it.
+			r.Notes = append(r.Notes, msg)
+		case r.Lock.Fencing:
 			// Fencing, not the lock, keeps the data safe here: the data
 			// checks above decide, and the overlap is worth knowing.
 			r.Notes = append(r.Notes, msg+" (the store's fencing decides data safety)")
-		} else {
+		default:
 			r.Reasons = append(r.Reasons, msg)
 		}
 	}
