@@ -250,9 +250,11 @@ func TestBrokenPromisesCaught(t *testing.T) {
 			judged := 0
 			for seed := uint64(1); seed <= 3; seed++ {
 				r, stood := sale(t, bad, tt.fault, tt.ttl, seed)
-				if stood && !tt.caught(r) && tt.renews {
+				if stood && !tt.caught(r) {
 					// A harness that stood still for a third of the lease
-					// may have lapsed it by itself: never blamed on the lock.
+					// may have lapsed it by itself, and its stalls widen
+					// what a live lease must be proved by: never blamed on
+					// the lock.
 					t.Logf("seed %d: the harness stood still a third of the lease or more: not judged (%q)", seed, r.Saturation)
 					continue
 				}
@@ -270,7 +272,7 @@ func TestBrokenPromisesCaught(t *testing.T) {
 				}
 			}
 			if judged == 0 {
-				t.Skip("the harness stood still a third of the lease or more in every seed: a machine too busy to judge renewal")
+				t.Skip("the harness stood still a third of the lease or more in every seed: a machine too busy to judge the lease")
 			}
 		})
 	}
