@@ -195,8 +195,20 @@ func checkLock(h *history.History, maxPairs int) Lock {
 			a := &cs[last]
 			if b.From < a.To && (a.Client != b.Client || a.Attempt != b.Attempt) {
 				l.Overlaps++
+				c, fault := cause(h, &h.Ops[a.Index], &h.Ops[b.Index])
+				o := Overlap{A: a.OpRef, B: b.OpRef, Duration: max(0, min(a.To, b.To)-b.From), Cause: c, Fault: fault}
+				if l.Causes == nil {
+					l.Causes = make(map[Cause]int)
+				}
+				l.Causes[c]++
+				if breaks(h, c) {
+					if l.Broken == 0 {
+						l.FirstBroken = &o
+					}
+					l.Broken++
+				}
 				if len(l.Pairs) < maxPairs {
-					l.Pairs = append(l.Pairs, Overlap{A: a.OpRef, B: b.OpRef, Duration: max(0, min(a.To, b.To)-b.From)})
+					l.Pairs = append(l.Pairs, o)
 				}
 				break
 			}
@@ -208,11 +220,92 @@ func checkLock(h *history.History, maxPairs int) Lock {
 			lastX = i
 		}
 	}
-	if l.Overlaps > 0 {
+	l.TokenClashes, l.FirstClash = checkTokens(h)
+	p := h.Header.Promises
+	l.FIFO = p != nil && p.FIFO && len(h.Faults) == 0
+	var extra int64
+	if l.FIFO {
+		extra = stallOf(h)
+	}
+	l.Overtakes, l.FirstOvertake = checkFairness(h, extra)
+	if l.Overlaps > 0 || l.TokenClashes > 0 || l.FIFO && l.Overtakes > 0 {
 		l.Status = Violated
 	}
-	l.Overtakes, l.FirstOvertake = checkFairness(h)
 	return l
+}
+
+// Holds reports whether lock safety holds as far as the verdict goes: no
+// violation, or only overlaps that the store's fencing answers for (a
+// lease's known limit, a fault that removed the lock), none breaking a
+// promise the lock made.
+func (l *Lock) Holds() bool {
+	switch {
+	case l.Status == OK || l.Status == NotApplicable:
+		return true
+	case l.Status != Violated:
+		return false
+	}
+	return l.Fencing && l.Broken == 0 && l.TokenClashes == 0 && !(l.FIFO && l.Overtakes > 0)
+}
+
+// checkTokens finds the holders whose fencing tokens break a fenced
+// lock's promise (Promises.Tokens; Header.Fenced in a history that
+// records no promises): two acquisitions with the same token, or one
+// whose token is lower than a token granted before its try was sent. It
+// counts each acquisition that clashes with an earlier one once, and
+// names the first.
+func checkTokens(h *history.History) (int, *TokenClash) {
+	if p := h.Header.Promises; p != nil && !p.Tokens || p == nil && !h.Header.Fenced {
+		return 0, nil
+	}
+	var held []int
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Token > 0 && op.Acquired > 0 {
+			held = append(held, i)
+		}
+	}
+	// In the order the tokens were had, each acquisition against the
+	// highest token granted before its try was sent, and against every
+	// other holder of its own token.
+	byGrant := slices.Clone(held)
+	slices.SortFunc(byGrant, func(a, b int) int {
+		return cmp.Or(cmp.Compare(h.Ops[a].Acquired, h.Ops[b].Acquired), cmp.Compare(a, b))
+	})
+	byAsk := slices.Clone(held)
+	asked := func(i int) int64 { return holdOf(h, &h.Ops[i]).start }
+	slices.SortFunc(byAsk, func(a, b int) int { return cmp.Or(cmp.Compare(asked(a), asked(b)), cmp.Compare(a, b)) })
+	first := make(map[uint64]int, len(held))
+	clash := func(a, b int) *TokenClash {
+		oa, ob := &h.Ops[a], &h.Ops[b]
+		return &TokenClash{A: *ref(h, a, oa.Acquired, oa.HoldEnd(h.Header.Duration)), B: *ref(h, b, ob.Acquired, ob.HoldEnd(h.Header.Duration)), TokenA: oa.Token, TokenB: ob.Token}
+	}
+	var n int
+	var firstClash *TokenClash
+	note := func(c *TokenClash) {
+		if n == 0 || c.B.From < firstClash.B.From {
+			firstClash = c
+		}
+		n++
+	}
+	top, j := -1, 0
+	for _, b := range byAsk {
+		for j < len(byGrant) && h.Ops[byGrant[j]].Acquired < asked(b) {
+			if g := byGrant[j]; top < 0 || h.Ops[g].Token > h.Ops[top].Token {
+				top = g
+			}
+			j++
+		}
+		switch a, dup := first[h.Ops[b].Token]; {
+		case dup:
+			note(clash(a, b))
+		case top >= 0 && h.Ops[top].Token > h.Ops[b].Token:
+			note(clash(top, b))
+		}
+		if _, ok := first[h.Ops[b].Token]; !ok {
+			first[h.Ops[b].Token] = b
+		}
+	}
+	return n, firstClash
 }
 
 // checkLiveness looks at each buyer's last attempt: a buyer sent away
@@ -237,6 +330,12 @@ func checkLiveness(h *history.History) Liveness {
 		}
 		if op.Write != history.Refused {
 			continue
+		}
+		// Only a fenced store refuses legitimately: a lock declared
+		// unfenced whose store refused a write was fenced all the same,
+		// and the refusal is blamed on that, not on a missing token.
+		if !h.Header.Fenced {
+			l.Unfenced++
 		}
 		if tok, at, ok := newer.before(op.Token, later(op.WriteReturn, slack(h))); ok && h.Header.Fenced {
 			if l.Fenced == 0 {

@@ -72,6 +72,21 @@ type Overlap struct {
 	B OpRef `json:"b"`
 	// Duration is how long both held the lock at once, in nanoseconds.
 	Duration int64 `json:"duration"`
+	// Cause is why they overlapped (see Cause).
+	Cause Cause `json:"cause"`
+	// Fault names the fault that removed the lock, when Cause is
+	// CauseFault.
+	Fault string `json:"fault,omitempty"`
+}
+
+// TokenClash is two holders whose fencing tokens break the promise of
+// unique, increasing tokens: the same token, or B's lower than A's
+// although A had its token before B asked.
+type TokenClash struct {
+	A      OpRef  `json:"a"`
+	B      OpRef  `json:"b"`
+	TokenA uint64 `json:"token_a"`
+	TokenB uint64 `json:"token_b"`
 }
 
 // Linearizability is the result of the porcupine check of the inventory.
@@ -162,6 +177,24 @@ type Lock struct {
 	Overlaps int `json:"lock_overlaps"`
 	// Pairs names the first few overlaps.
 	Pairs []Overlap `json:"overlap_pairs"`
+	// Causes counts the overlaps by cause; omitted when there are none.
+	Causes map[Cause]int `json:"overlap_causes,omitempty"`
+	// Broken counts the overlaps that break the lock's promise whatever
+	// the store's fencing: granted during a live lease, or a lease that
+	// ran out while its holder ran when the lock promises renewal. They
+	// fail the run, fenced or not.
+	Broken int `json:"broken_overlaps,omitempty"`
+	// FirstBroken names the first of them.
+	FirstBroken *Overlap `json:"first_broken,omitempty"`
+	// TokenClashes counts the pairs of holders of a lock that promises
+	// fencing tokens (a fenced one) whose tokens were the same, or lower
+	// than one granted before: each fails the run.
+	TokenClashes int `json:"token_clashes,omitempty"`
+	// FirstClash names the first of them.
+	FirstClash *TokenClash `json:"first_token_clash,omitempty"`
+	// FIFO is true when the lock promises first-come order and the run
+	// could judge it (no fault struck it): its overtakes then fail it.
+	FIFO bool `json:"fifo,omitempty"`
 	// Lost counts releases that found the lock no longer held by the
 	// attempt (its lease had lapsed or someone had deleted it): that
 	// holder had no mutual exclusion for part of its critical section.
@@ -198,6 +231,9 @@ type Liveness struct {
 	Refused int `json:"refused"`
 	// FirstRefused names the first such refusal.
 	FirstRefused *OpRef `json:"first_refused,omitempty"`
+	// Unfenced counts the refusals, among Refused, of a store whose lock
+	// is declared unfenced: the store fenced a lock that says it is not.
+	Unfenced int `json:"refused_unfenced,omitempty"`
 	// Fenced counts the legitimate refusals: stale holders' writes,
 	// refused after a newer token was taken.
 	Fenced int `json:"fenced,omitempty"`

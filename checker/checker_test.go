@@ -60,7 +60,7 @@ func summarize(r Report) summary {
 	}
 }
 
-const fencingNote = "mutual exclusion broken: 1 overlapping critical section (the store's fencing decides data safety)"
+const fencingNote = "mutual exclusion broken: 1 overlapping critical section (1 with no lease recorded to judge by) (the store's fencing decides data safety)"
 
 const unreadNote = "the service did not say which stock its purchases read: linearizability not checked, the audits of the answers and the final state judge the data"
 
@@ -86,7 +86,7 @@ func TestCheckFixtures(t *testing.T) {
 			Reasons: []string{
 				"inventory history not linearizable (first violation between 0.012s and 0.041s)",
 				"oversold 1 unit: 3 orders, but the stock fell only from 5 to 3 (2 units)",
-				"mutual exclusion broken: 1 overlapping critical section",
+				"mutual exclusion broken: 1 overlapping critical section (1 with no lease recorded to judge by)",
 			},
 		}},
 		{"ok-segments.jsonl", summary{
@@ -274,6 +274,7 @@ func TestCheckNamesOverlaps(t *testing.T) {
 		A:        OpRef{Index: 0, Client: 0, Node: 0, From: 11 * ms, To: 42 * ms},
 		B:        OpRef{Index: 1, Client: 1, Node: 1, From: 21 * ms, To: 26 * ms},
 		Duration: 5 * ms,
+		Cause:    CauseUnknown,
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/history"
@@ -32,9 +33,10 @@ import (
 
 // widen returns h as the checks judge it: when its header declares a clock
 // error ε > 0, a copy whose operations' calls (Start, AcquireCall,
-// ReadCall, WriteCall, ReleaseCall, and Crash, when a killed client
-// stopped holding) are ε earlier and whose returns (Acquired, ReadReturn,
-// WriteReturn, Released, End) are ε later; h itself when there is none.
+// GrantCall, ReadCall, WriteCall, ReleaseCall, each renewal's call, and
+// Crash, when a killed client stopped holding) are ε earlier and whose
+// returns (Acquired, ReadReturn, WriteReturn, Released, End, each
+// renewal's return) are ε later; h itself when there is none.
 // h is never changed. Arrivals (the coordinator's schedule), fault
 // windows and the run's Duration (the coordinator's own instants) do not
 // move. An instant that did not happen (zero) stays zero, and one moved
@@ -55,11 +57,18 @@ func widen(h *history.History) *history.History {
 	w := *h
 	w.Ops = make([]history.Op, len(h.Ops))
 	for i, op := range h.Ops {
-		for _, t := range []*int64{&op.Start, &op.AcquireCall, &op.ReadCall, &op.WriteCall, &op.ReleaseCall, &op.Crash} {
+		for _, t := range []*int64{&op.Start, &op.AcquireCall, &op.GrantCall, &op.ReadCall, &op.WriteCall, &op.ReleaseCall, &op.Crash} {
 			*t = earlier(*t, eps)
 		}
 		for _, t := range []*int64{&op.Acquired, &op.ReadReturn, &op.WriteReturn, &op.Released, &op.End} {
 			*t = later(*t, eps)
+		}
+		if len(op.Renewals) > 0 {
+			op.Renewals = slices.Clone(op.Renewals)
+			for k := range op.Renewals {
+				op.Renewals[k].Call = earlier(op.Renewals[k].Call, eps)
+				op.Renewals[k].Return = later(op.Renewals[k].Return, eps)
+			}
 		}
 		w.Ops[i] = op
 	}

@@ -108,7 +108,7 @@ func TestClockFixtures(t *testing.T) {
 // declares replaced by eps.
 func TestCheckClockError(t *testing.T) {
 	overlaps := func(n int) []string {
-		return []string{fmt.Sprintf("mutual exclusion broken: %s", words.Count(int64(n), "overlapping critical section"))}
+		return []string{fmt.Sprintf("mutual exclusion broken: %s (%d with no lease recorded to judge by)", words.Count(int64(n), "overlapping critical section"), n)}
 	}
 	lostUpdate := []string{
 		"inventory history not linearizable (first violation between 0.012s and 0.041s)",
@@ -322,7 +322,7 @@ func TestCheckFairnessClockError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &history.History{Header: history.Header{Duration: 100 * ms, ClockError: tt.eps * us}, Ops: tt.ops}
-			if n, first := checkFairness(widen(h)); n != tt.want || (first != nil) != (n > 0) {
+			if n, first := checkFairness(widen(h), 0); n != tt.want || (first != nil) != (n > 0) {
 				t.Errorf("overtakes = %d (first %+v), want %d", n, first, tt.want)
 			}
 		})

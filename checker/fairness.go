@@ -39,7 +39,7 @@ type Overtake struct {
 // whatever the clocks did: a asked more than FairnessMargin + 2ε before b
 // (fairnessMargin), and a got the lock more than 2ε after b. Widening
 // moves both calls alike and both grants alike, so the 2ε is added here.
-func checkFairness(h *history.History) (int64, *Overtake) {
+func checkFairness(h *history.History, extra int64) (int64, *Overtake) {
 	if h.Header.Lockless {
 		return 0, nil
 	}
@@ -92,7 +92,7 @@ func checkFairness(h *history.History) (int64, *Overtake) {
 		}
 		return n
 	}
-	margin := int64(fairnessMargin(h))
+	margin := int64(fairnessMargin(h)) + extra
 	var n, inserted int64
 	var first *Overtake
 	j := 0

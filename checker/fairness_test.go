@@ -30,7 +30,7 @@ func TestCheckFairness(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &history.History{Header: history.Header{Lockless: tt.lockless, Duration: 100 * ms}, Ops: tt.ops}
-			n, first := checkFairness(h)
+			n, first := checkFairness(h, 0)
 			if n != tt.want {
 				t.Errorf("overtakes = %d, want %d", n, tt.want)
 			}

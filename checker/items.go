@@ -84,6 +84,14 @@ func (p *part) remap(r *Report) {
 		fix(&r.Lock.Pairs[i].A)
 		fix(&r.Lock.Pairs[i].B)
 	}
+	if b := r.Lock.FirstBroken; b != nil {
+		fix(&b.A)
+		fix(&b.B)
+	}
+	if c := r.Lock.FirstClash; c != nil {
+		fix(&c.A)
+		fix(&c.B)
+	}
 	if o := r.Lock.FirstOvertake; o != nil {
 		fix(&o.Ahead)
 		fix(&o.Behind)
@@ -151,6 +159,21 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 			}
 		}
 		l.Lost += pl.Lost
+		for c, n := range pl.Causes {
+			if l.Causes == nil {
+				l.Causes = make(map[Cause]int)
+			}
+			l.Causes[c] += n
+		}
+		if pl.Broken > 0 && (l.FirstBroken == nil || pl.FirstBroken.B.From < l.FirstBroken.B.From) {
+			l.FirstBroken = pl.FirstBroken
+		}
+		l.Broken += pl.Broken
+		if pl.TokenClashes > 0 && (l.FirstClash == nil || pl.FirstClash.B.From < l.FirstClash.B.From) {
+			l.FirstClash = pl.FirstClash
+		}
+		l.TokenClashes += pl.TokenClashes
+		l.FIFO = pl.FIFO
 		if pl.Overtakes > 0 && (l.FirstOvertake == nil || pl.FirstOvertake.Behind.To < l.FirstOvertake.Behind.To) {
 			l.FirstOvertake = pl.FirstOvertake
 		}
@@ -164,6 +187,7 @@ func merge(h *history.History, parts []part, reps []Report, opts Options) Report
 			v.FirstRefused = pv.FirstRefused
 		}
 		v.Refused += pv.Refused
+		v.Unfenced += pv.Unfenced
 		if pv.Fenced > 0 && v.Fenced == 0 {
 			v.firstFenced = pv.firstFenced
 		}

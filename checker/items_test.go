@@ -145,7 +145,7 @@ func TestCheckItems(t *testing.T) {
 			Reasons: []string{
 				"item 1: inventory history not linearizable (first violation between 0.012s and 0.041s)",
 				"item 1: oversold 1 unit: 2 orders, but the stock fell only from 2 to 1 (1 unit)",
-				"item 1: mutual exclusion broken: 1 overlapping critical section",
+				"item 1: mutual exclusion broken: 1 overlapping critical section (1 with no lease recorded to judge by)",
 			},
 		}},
 		{"bad-stale-read.jsonl", summary{
@@ -158,7 +158,7 @@ func TestCheckItems(t *testing.T) {
 		}},
 		{"bad-reader-writer.jsonl", summary{
 			Data: OK, Lin: OK, Segments: 2, Lock: Violated, Overlaps: 1, Live: OK,
-			Reasons: []string{"mutual exclusion broken: 1 overlapping critical section"},
+			Reasons: []string{"mutual exclusion broken: 1 overlapping critical section (1 with no lease recorded to judge by)"},
 		}},
 		{"bad-broken-cart.jsonl", summary{
 			Data: Violated, Lin: OK, Segments: 2, Lock: OK, Live: OK,

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,12 +93,19 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	if r.Lock.Overlaps > 0 {
 		n := int64(r.Lock.Overlaps)
-		msg := fmt.Sprintf("mutual exclusion broken: %s overlapping critical %s", words.Commas(n), words.Plural(n, "section"))
-		if r.Lock.Fencing {
+		msg := fmt.Sprintf("mutual exclusion broken: %s overlapping critical %s (%s)", words.Commas(n), words.Plural(n, "section"), causes(&r.Lock))
+		if b := r.Lock.FirstBroken; b != nil {
+			r.fail("%s", broken(&r.Lock, b))
+		}
+		switch {
+		case r.Lock.Fencing && r.Lock.Broken > 0:
+			// The lock broke a promise: the reason above fails it.
+			r.Notes = append(r.Notes, msg)
+		case r.Lock.Fencing:
 			// Fencing, not the lock, keeps the data safe here: the data
 			// checks above decide, and the overlap is worth knowing.
 			r.Notes = append(r.Notes, msg+" (the store's fencing decides data safety)")
-		} else {
+		default:
 			r.Reasons = append(r.Reasons, msg)
 		}
 	}
@@ -112,13 +120,31 @@ func (r *Report) judge(h *history.History, opts Options) {
 	if r.Lock.Status != NotApplicable && r.Lock.Overtakes == 0 && waited(h) {
 		r.Notes = append(r.Notes, fmt.Sprintf("fairness: no overtakes: every buyer got the lock in the order it asked for it (asks closer than %v apart aside)", fairnessMargin(h)))
 	}
-	if r.Lock.Status != NotApplicable && r.Lock.Overtakes > 0 {
+	if c := r.Lock.FirstClash; c != nil {
+		same := "the same token"
+		if c.TokenA != c.TokenB {
+			same = "a lower token than one granted before it was asked for"
+		}
+		r.fail("fencing tokens broken: %s %s (first: buyer %d attempt %d got token %d at %s, buyer %d attempt %d token %d at %s)",
+			words.Commas(int64(r.Lock.TokenClashes)), words.Plural(int64(r.Lock.TokenClashes), "holder got "+same, "holders got "+same),
+			c.B.Client, c.B.Attempt, c.TokenB, seconds(c.B.From, 3), c.A.Client, c.A.Attempt, c.TokenA, seconds(c.A.From, 3))
+	}
+	if r.Lock.FIFO && r.Lock.Overtakes > 0 {
+		o := r.Lock.FirstOvertake
+		r.fail("first-come order broken: %s beyond the %v the clocks and the harness's stalls explain (first: buyer %d asked at %s and got the lock at %s, while buyer %d, asking at %s, waited until %s)",
+			words.Count(r.Lock.Overtakes, "overtake"), fairnessMargin(h)+time.Duration(stallOf(h)), o.Behind.Client, seconds(o.Behind.From, 3), seconds(o.Behind.To, 3), o.Ahead.Client, seconds(o.Ahead.From, 3), seconds(o.Ahead.To, 3))
+	} else if r.Lock.Status != NotApplicable && r.Lock.Overtakes > 0 {
 		o := r.Lock.FirstOvertake
 		r.Notes = append(r.Notes, fmt.Sprintf("fairness: %s (a buyer who asked for the lock later got it before one who asked %v or more earlier; first: buyer %d asked at %s and got it at %s, while buyer %d, asking at %s, waited until %s)",
 			words.Count(r.Lock.Overtakes, "overtake"), fairnessMargin(h), o.Behind.Client, seconds(o.Behind.From, 3), seconds(o.Behind.To, 3), o.Ahead.Client, seconds(o.Ahead.From, 3), seconds(o.Ahead.To, 3)))
 	}
 	l := &r.Liveness
-	if l.Refused > 0 {
+	if l.Unfenced > 0 {
+		f := l.FirstRefused
+		r.fail("liveness: %s %s refused by the store although the lock is declared unfenced (first: buyer %d attempt %d, token %d, at %s)",
+			words.Commas(int64(l.Unfenced)), words.Plural(int64(l.Unfenced), "write"), f.Client, f.Attempt, h.Ops[f.Index].Token, seconds(f.To, 3))
+	}
+	if l.Refused > l.Unfenced {
 		f := l.FirstRefused
 		r.fail("liveness: %s %s refused with no newer fencing token taken before (first: buyer %d attempt %d, token %d, at %s)",
 			words.Commas(int64(l.Refused)), words.Plural(int64(l.Refused), "write"), f.Client, f.Attempt, h.Ops[f.Index].Token, seconds(f.To, 3))
@@ -183,9 +209,59 @@ func (r *Report) judge(h *history.History, opts Options) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s %s had an unknown outcome; the check let each land at any later time or never",
 			words.Commas(n), words.Plural(n, "write")))
 	}
-	lockOK := r.Lock.Status == OK || r.Lock.Status == NotApplicable || r.Lock.Fencing
+	lockOK := r.Lock.Holds()
 	r.Pass = d.Status == OK && r.Liveness.Status == OK && lockOK
 	r.settle()
+}
+
+// causeWords say each cause in a sentence.
+var causeWords = map[Cause]string{
+	CauseLiveLease: "granted during a live lease",
+	CauseRanOut:    "after the lease ran out while its holder ran",
+	CausePaused:    "after the lease ran out during a pause or stall",
+	CauseFault:     "after a fault removed the lock",
+	CauseUnknown:   "with no lease recorded to judge by",
+}
+
+// causeOrder is the order the causes are said in: the broken promises
+// first.
+var causeOrder = []Cause{CauseLiveLease, CauseRanOut, CausePaused, CauseFault, CauseUnknown}
+
+// causes says how many overlaps each cause explains, the faults named.
+func causes(l *Lock) string {
+	var parts []string
+	for _, c := range causeOrder {
+		n := int64(l.Causes[c])
+		if n == 0 {
+			continue
+		}
+		s := words.Commas(n) + " " + causeWords[c]
+		if c == CauseFault {
+			var names []string
+			for _, p := range l.Pairs {
+				if p.Fault != "" && !slices.Contains(names, p.Fault) {
+					names = append(names, p.Fault)
+				}
+			}
+			if len(names) > 0 {
+				s += " (" + strings.Join(names, ", ") + ")"
+			}
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// broken says the overlaps that break the lock's promise, whatever the
+// fencing, naming the first.
+func broken(l *Lock, o *Overlap) string {
+	n := int64(l.Broken)
+	what := "granted while the holder's lease was live on the server"
+	if o.Cause == CauseRanOut {
+		what = "the lease ran out while its holder ran, though the lock promises to renew it"
+	}
+	return fmt.Sprintf("lock broken: %s %s, whatever the fencing (first: buyer %d attempt %d got the lock at %s while buyer %d attempt %d held it since %s: %s)",
+		words.Commas(n), words.Plural(n, "overlap", "overlaps"), o.B.Client, o.B.Attempt, seconds(o.B.From, 3), o.A.Client, o.A.Attempt, seconds(o.A.From, 3), what)
 }
 
 // settle sets Inconclusive: nothing failed, but liveness was not judged

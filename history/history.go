@@ -163,6 +163,21 @@ type Op struct {
 	End int64 `json:"end,omitempty"`
 	// Crash is when a fault killed the client, if it did.
 	Crash int64 `json:"crash,omitempty"`
+	// GrantCall is when the try that won the lock was sent, as the lock
+	// said (locks.Trace): its lease began no earlier. Zero when the lock
+	// did not say; AcquireCall bounds it then.
+	GrantCall int64 `json:"grant_call,omitempty"`
+	// Lease is the lease the acquisition was granted, in nanoseconds, as
+	// the lock declares it (its default or --ttl); zero when the lock did
+	// not say, Header.Lease standing for it.
+	Lease int64 `json:"lease_ns,omitempty"`
+	// ServerLease is the lease the server holds, as the lock read or set
+	// it there, in nanoseconds; zero when the lock did not say. A lock
+	// whose server lease is shorter than Lease is judged by the shorter.
+	ServerLease int64 `json:"server_lease_ns,omitempty"`
+	// Renewals are the lease's renewals the lock reported while the
+	// attempt held it, in the order they were sent.
+	Renewals []Renewal `json:"renewals,omitempty"`
 
 	// Stock is the stock the attempt read, or NoStock.
 	Stock int64 `json:"stock"`
@@ -179,6 +194,29 @@ type Op struct {
 	Write WriteState `json:"write"`
 	// Outcome is what the buyer was answered.
 	Outcome Outcome `json:"outcome"`
+}
+
+// Renewal is one renewal of a held lease: when it was sent, when it was
+// answered (zero when it never was) and whether the server extended the
+// lease.
+type Renewal struct {
+	Call   int64 `json:"call"`
+	Return int64 `json:"return,omitempty"`
+	OK     bool  `json:"ok,omitempty"`
+}
+
+// LeaseOf is the lease op was granted, in nanoseconds: the shorter of the
+// declared and the server's, where the lock said them, else the header's
+// lease; zero when nothing says.
+func (h *Header) LeaseOf(op *Op) int64 {
+	l := op.Lease
+	if l <= 0 {
+		l = h.Lease
+	}
+	if op.ServerLease > 0 && (l <= 0 || op.ServerLease < l) {
+		l = op.ServerLease
+	}
+	return max(0, l)
 }
 
 // Holds reports whether the attempt held the lock at some point.
@@ -311,6 +349,28 @@ type Header struct {
 	// Health is what the harness measured of itself while the sale ran;
 	// nil in histories written before it was measured.
 	Health *Health `json:"health,omitempty"`
+	// Promises are what the lock promised, which the checker holds it
+	// to; nil in histories written before schema 3, and for a sale
+	// without a lock.
+	Promises *Promises `json:"promises,omitempty"`
+}
+
+// Promises are what a lock promises its holders, as the run recorded
+// them: the checker fails a history that breaks one (see the checker's
+// overlap causes, token and fairness checks).
+type Promises struct {
+	// Exclusion: no second holder is granted the lock while a holder's
+	// lease is live on the server (acquired or renewed less than a lease
+	// ago). Every lock promises it.
+	Exclusion bool `json:"exclusion,omitempty"`
+	// Renewal: the lease is renewed while its holder runs, so that it
+	// runs out only when the holder is paused, stalled or cut off.
+	Renewal bool `json:"renewal,omitempty"`
+	// Tokens: every lease carries a fencing token, unique and higher
+	// than every token granted before it. A fenced lock promises it.
+	Tokens bool `json:"tokens,omitempty"`
+	// FIFO: the lock is granted in the order it was asked for.
+	FIFO bool `json:"fifo,omitempty"`
 }
 
 // Health is how well the harness itself ran: whether it could drive the
@@ -414,14 +474,20 @@ func (h *Health) Merge(o Health) {
 }
 
 // SchemaVersion is the version of the history format written by this
-// build: 3 adds the records' digest to the trailer (Trailer.SHA256) and
-// the clock error the run measured (Header.ClockMeasured).
+// build: 3 adds the records' digest to the trailer (Trailer.SHA256), the
+// clock error the run measured (Header.ClockMeasured), the lease of each
+// acquisition (grant_call, lease_ns, server_lease_ns, renewals) and the
+// lock's promises.
 const SchemaVersion = 3
 
-// legacySchema is the version before SchemaVersion, still read: its
-// trailer has no digest, so its integrity cannot be checked, and its
-// header does not say what clock error its run measured.
-const legacySchema = 2
+// OldestSchema is the oldest history format this build reads: schema 2,
+// whose trailer has no digest (its integrity cannot be checked), whose
+// header does not say what clock error its run measured, and whose
+// acquisitions carry no lease.
+const OldestSchema = 2
+
+// legacySchema is the version before SchemaVersion, still read.
+const legacySchema = OldestSchema
 
 // History is everything recorded of one implementation's run.
 type History struct {

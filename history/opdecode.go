@@ -214,6 +214,12 @@ func (d *opDecoder) field(key []byte, op *Op) bool {
 		at = &op.End
 	case "crash":
 		at = &op.Crash
+	case "grant_call":
+		at = &op.GrantCall
+	case "lease_ns":
+		at = &op.Lease
+	case "server_lease_ns":
+		at = &op.ServerLease
 	case "token":
 		v, ok := d.uint()
 		op.Token = v

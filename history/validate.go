@@ -84,6 +84,21 @@ func validOp(op *Op, eps int64) error {
 			return fmt.Errorf("%s %d is after end %d, when the buyer was answered", in.name, in.at, op.End)
 		}
 	}
+	// The lease: never negative; the winning try sent within the
+	// acquisition; each renewal answered no earlier than sent, after the
+	// lock was taken (a renewal loop starts inside the acquisition, so
+	// its first renewal may come before Acquired is stamped).
+	if op.Lease < 0 || op.ServerLease < 0 {
+		return fmt.Errorf("lease_ns %d or server_lease_ns %d is negative", op.Lease, op.ServerLease)
+	}
+	if op.GrantCall != 0 && (op.GrantCall < op.AcquireCall || op.Acquired > 0 && op.GrantCall > op.Acquired) {
+		return fmt.Errorf("grant_call %d is outside the acquisition [%d, %d]", op.GrantCall, op.AcquireCall, op.Acquired)
+	}
+	for k, rn := range op.Renewals {
+		if rn.Call <= 0 || rn.Return < 0 || rn.Return > 0 && rn.Return < rn.Call || op.AcquireCall == 0 || rn.Call < op.AcquireCall {
+			return fmt.Errorf("renewal %d [%d, %d] is not a step after acquire_call %d", k+1, rn.Call, rn.Return, op.AcquireCall)
+		}
+	}
 	// A crashed client may die before or after it is answered.
 	if op.Outcome != Crashed && (op.End == 0) != (op.Outcome == Pending) {
 		return fmt.Errorf("outcome %s with end %d: an answered attempt has an end, a pending one none", op.Outcome, op.End)

@@ -75,6 +75,7 @@ func (f *fairLocker) listen() {
 
 // try runs the lock step: held, or how long to wait before the next try.
 func (f *fairLocker) try(ctx context.Context, owner string) (bool, time.Duration, error) {
+	TraceOf(ctx).Trying()
 	ms, err := fairLock.Run(ctx, f.env.Redis, f.keys(), f.ttl.Milliseconds(), owner, fairWait.Milliseconds(), f.env.now().UnixMilli()).Int64()
 	if errors.Is(err, redis.Nil) {
 		return true, 0, nil

@@ -55,6 +55,9 @@ func (n *naiveLocker) try(ctx context.Context, env *Env, owner string) (uint64, 
 	// The source's renewal thread outlives the request that started it: it
 	// belongs to the process, so a crashed request does not stop it.
 	go n.renew(owner)
+	// The lease the source asks for in seconds is set in milliseconds:
+	// that is the lease the server holds.
+	TraceOf(ctx).Granted(ttlOr(env, sourceLease), time.Duration(n.secs)*time.Millisecond)
 	return 0, true, nil
 }
 
@@ -170,6 +173,7 @@ func (w *watchdogLocker) listen() {
 // tryAcquire returns 0 when owner now holds the lock, else the holder's
 // remaining lease.
 func (w *renewer) tryAcquire(ctx context.Context, owner string) (time.Duration, error) {
+	TraceOf(ctx).Trying()
 	pttl, err := watchdogLock.Run(ctx, w.env.Redis, []string{w.env.Key}, w.ttl.Milliseconds(), owner).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
@@ -272,7 +276,9 @@ func (w *renewer) renewLoop(ctx context.Context, owner string, r *renewal) {
 			return
 		case <-t.C:
 		}
+		done := TraceOf(ctx).Renewing()
 		ok, err := w.renewOnce(ctx, owner)
+		done(err == nil && ok)
 		if err != nil || !ok {
 			// Redisson stops renewing when the renewal fails or finds the
 			// lock gone.

@@ -63,6 +63,7 @@ func (l *redsyncLocker) Acquire(ctx context.Context, _ string) (Lease, error) {
 	m := l.rs.NewMutex(l.key, redsync.WithExpiry(l.ttl))
 	err := m.LockContext(ctx)
 	if err == nil {
+		TraceOf(ctx).Granted(l.ttl, 0)
 		return &redsyncLease{m: m}, nil
 	}
 	if ctx.Err() != nil {
@@ -142,6 +143,7 @@ func (l *redislockLocker) Acquire(ctx context.Context, _ string) (Lease, error) 
 		}
 		return nil, err
 	}
+	TraceOf(ctx).Granted(l.ttl, 0)
 	rctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(l.stop, cancel)
 	l.loops.Add(1)
@@ -166,7 +168,10 @@ func (l *redislockLocker) refresh(ctx context.Context, lock *redislock.Lock) {
 			return
 		case <-t.C:
 		}
-		if err := lock.Refresh(ctx, l.ttl, nil); errors.Is(err, redislock.ErrNotObtained) {
+		done := TraceOf(ctx).Renewing()
+		err := lock.Refresh(ctx, l.ttl, nil)
+		done(err == nil)
+		if errors.Is(err, redislock.ErrNotObtained) {
 			return
 		}
 	}

@@ -211,8 +211,14 @@ type Info struct {
 type Impl struct {
 	Info
 	// Fenced is true when leases carry fencing tokens for the store to
-	// check.
+	// check: the store fences a lock only when it says so, and its tokens
+	// are then held to be unique and increasing. An unfenced lock's
+	// tokens, if it hands any out, are recorded and never sent to the
+	// store.
 	Fenced bool
+	// Promises are what the lock promises beyond exclusion within its
+	// lease (renewal, first-come order), which the checker holds it to.
+	Promises Promises
 	// Multi is true when its Lockers are MultiLockers, taking the locks of
 	// several keys (a cart's items) together.
 	Multi bool

@@ -137,8 +137,9 @@ var catalog = []Impl{
 			Reentrant:  true,
 			DefaultTTL: sourceLease,
 		},
-		Scripts: []*redis.Script{watchdogLock, watchdogUnlock, watchdogRenew},
-		New:     newWatchdog,
+		Scripts:  []*redis.Script{watchdogLock, watchdogUnlock, watchdogRenew},
+		Promises: Promises{Renewal: true},
+		New:      newWatchdog,
 	},
 	{
 		Info: Info{
@@ -149,8 +150,9 @@ var catalog = []Impl{
 			Reentrant:  true,
 			DefaultTTL: sourceLease,
 		},
-		Scripts: []*redis.Script{watchdogLock, spinUnlock, watchdogRenew},
-		New:     newSpin,
+		Scripts:  []*redis.Script{watchdogLock, spinUnlock, watchdogRenew},
+		Promises: Promises{Renewal: true},
+		New:      newSpin,
 	},
 	{
 		Info: Info{
@@ -161,8 +163,9 @@ var catalog = []Impl{
 			Reentrant:  true,
 			DefaultTTL: sourceLease,
 		},
-		Scripts: []*redis.Script{fairLock, fairUnlock, fairCancel, watchdogRenew},
-		New:     newFair,
+		Scripts:  []*redis.Script{fairLock, fairUnlock, fairCancel, watchdogRenew},
+		Promises: Promises{Renewal: true, FIFO: true},
+		New:      newFair,
 	},
 	{
 		Info: Info{
@@ -173,9 +176,10 @@ var catalog = []Impl{
 			Reentrant:  true,
 			DefaultTTL: sourceLease,
 		},
-		Multi:   true,
-		Scripts: []*redis.Script{watchdogLock, watchdogUnlock, watchdogRenew},
-		New:     newMulti,
+		Multi:    true,
+		Scripts:  []*redis.Script{watchdogLock, watchdogUnlock, watchdogRenew},
+		Promises: Promises{Renewal: true},
+		New:      newMulti,
 	},
 	{
 		Info: Info{
@@ -186,8 +190,9 @@ var catalog = []Impl{
 			Reentrant:  true,
 			DefaultTTL: sourceLease,
 		},
-		Scripts: []*redis.Script{rwReadLock, rwReadUnlock, rwReadRenew, rwWriteLock, rwWriteUnlock, watchdogRenew},
-		New:     newRW,
+		Scripts:  []*redis.Script{rwReadLock, rwReadUnlock, rwReadRenew, rwWriteLock, rwWriteUnlock, watchdogRenew},
+		Promises: Promises{Renewal: true},
+		New:      newRW,
 	},
 	{
 		Info: Info{
@@ -269,7 +274,8 @@ var catalog = []Impl{
 			Beyond:     true,
 			DefaultTTL: redislockDefaultLease,
 		},
-		New: newRedislock,
+		Promises: Promises{Renewal: true},
+		New:      newRedislock,
 	},
 	{
 		Info: Info{

@@ -131,6 +131,7 @@ func (l *rwLocker) wait(ctx context.Context, try func() (*redis.Cmd, error)) err
 // Acquire takes the write lock.
 func (l *rwLocker) Acquire(ctx context.Context, owner string) (Lease, error) {
 	err := l.wait(ctx, func() (*redis.Cmd, error) {
+		TraceOf(ctx).Trying()
 		c := rwWriteLock.Run(ctx, l.env.Redis, []string{l.env.Key}, l.ttl.Milliseconds(), owner+":write")
 		return c, c.Err()
 	})
@@ -144,6 +145,7 @@ func (l *rwLocker) Acquire(ctx context.Context, owner string) (Lease, error) {
 // AcquireRead takes the read lock.
 func (l *rwLocker) AcquireRead(ctx context.Context, owner string) (Lease, error) {
 	err := l.wait(ctx, func() (*redis.Cmd, error) {
+		TraceOf(ctx).Trying()
 		c := rwReadLock.Run(ctx, l.env.Redis, []string{l.env.Key, l.timeouts(owner)}, l.ttl.Milliseconds(), owner, owner+":write")
 		return c, c.Err()
 	})

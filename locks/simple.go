@@ -29,6 +29,7 @@ func (l *simpleLock) Acquire(ctx context.Context, owner string) (Lease, error) {
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			return false, ErrNotObtained
 		}
+		TraceOf(ctx).Trying()
 		t, ok, err := l.try(ctx, &l.env, owner)
 		token = t
 		return ok, err

@@ -200,9 +200,10 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 // safe reports whether r's data and lock safety hold as its verdict
 // counts them: the data checks passed, and the lock let no two owners in
 // at once, or the store's fencing tokens (Lock.Fencing) made its overlaps
-// a note rather than a failure.
+// a note rather than a failure, none of them breaking a promise of the
+// lock (checker.Lock.Holds).
 func safe(r *Run) bool {
-	return r.Data.Status == checker.OK && (r.Lock.Status != checker.Violated || r.Lock.Fencing)
+	return r.Data.Status == checker.OK && (r.Lock.Status != checker.Violated || r.Lock.Holds())
 }
 
 // failureDetail names the failed checks of r and its reasons.
@@ -212,7 +213,7 @@ func failureDetail(r *Run) string {
 		name   string
 		status checker.Status
 	}{{"data safety", r.Data.Status}, {"lock safety", r.Lock.Status}, {"liveness", r.Liveness.Status}} {
-		if c.name == "lock safety" && r.Lock.Fencing {
+		if c.name == "lock safety" && r.Lock.Status == checker.Violated && r.Lock.Holds() {
 			continue // the overlaps of a fenced store are a note, not a failure
 		}
 		if c.status != checker.OK && c.status != checker.NotApplicable && c.status != "" {

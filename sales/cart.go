@@ -40,6 +40,7 @@ func (s *redisSeller) view(ctx context.Context, rec workload.Recorder, k itemKey
 // before the read lock is released.
 func (s *lockSeller) View(ctx context.Context, a *workload.Attempt) {
 	rec, k := a.Rec(), s.items[a.Items[0]]
+	ctx = locks.WithTrace(ctx, a.Trace())
 	rl, ok := s.lockers[min(a.Items[0], len(s.lockers)-1)].(locks.ReadLocker)
 	if !ok {
 		s.view(ctx, rec, k)

@@ -93,7 +93,9 @@ func (s lockSale) Needs() servers.Needs {
 	return servers.Needs{servers.KindRedis, servers.Kind(s.lock.Uses)}
 }
 
-func (s lockSale) Guard() workload.Guard { return workload.Guard{Lock: true, Fenced: s.lock.Fenced} }
+func (s lockSale) Guard() workload.Guard {
+	return workload.Guard{Lock: true, Fenced: s.lock.Fenced, Promises: s.lock.Promises.History(s.lock.Fenced)}
+}
 
 // Scripts implements workload.Scripted: the lock's.
 func (s lockSale) Scripts() []*redis.Script { return s.lock.Scripts }
@@ -120,7 +122,7 @@ func (s lockSale) StartNode(ctx context.Context, n *workload.Node) (workload.Sel
 	if s.lock.Multi && keys.Items() > 1 {
 		env.Keys = keys.Locks
 	}
-	seller := &lockSeller{redisSeller: redisSeller{n: n, items: storeKeys(keys)}, locks: keys.Locks}
+	seller := &lockSeller{redisSeller: redisSeller{n: n, items: storeKeys(keys)}, locks: keys.Locks, fenced: s.lock.Fenced}
 	for _, key := range keys.Locks {
 		env.Key = key
 		l, err := s.lock.New(ctx, env)
@@ -143,6 +145,9 @@ type lockSeller struct {
 	redisSeller
 	lockers []locks.Locker
 	locks   []string // each item's lock key
+	// fenced: the store checks the leases' tokens. An unfenced lock's
+	// token is recorded, never sent to the store.
+	fenced bool
 }
 
 // Close closes the lock handles that hold something open (a watchdog, a
@@ -158,6 +163,7 @@ func (s *lockSeller) Close() error {
 }
 
 func (s *lockSeller) Sell(ctx context.Context, a *workload.Attempt) {
+	ctx = locks.WithTrace(ctx, a.Trace())
 	if m, ok := s.lockers[0].(locks.MultiLocker); ok && len(s.items) > 1 {
 		s.buyCart(ctx, a, m)
 		return
@@ -191,7 +197,11 @@ func (s *lockSeller) Sell(ctx context.Context, a *workload.Attempt) {
 		s.release(ctx, a, nested, lease)
 		return
 	}
-	s.sale(ctx, rec, s.items[a.Items[0]], a.User, lease.Token())
+	var token uint64
+	if s.fenced {
+		token = lease.Token()
+	}
+	s.sale(ctx, rec, s.items[a.Items[0]], a.User, token)
 	if err := s.n.Probe(ctx, locks.BeforeRelease); err != nil {
 		rec.Stopped()
 	}

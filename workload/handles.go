@@ -163,6 +163,43 @@ type Attempt struct {
 // attempt at one item.
 func (a *Attempt) Rec() Recorder { return a.Cart[0] }
 
+// Trace is the locks.Trace of the attempt's lease: one for a cart's
+// items, telling each item's recorder. A sale acquires the lock with it
+// in its context (locks.WithTrace).
+func (a *Attempt) Trace() locks.Trace {
+	if len(a.Cart) == 1 {
+		return a.Cart[0]
+	}
+	return cartTrace(a.Cart)
+}
+
+// cartTrace tells every item of a cart the same trace.
+type cartTrace []Recorder
+
+func (c cartTrace) Trying() {
+	for _, rec := range c {
+		rec.Trying()
+	}
+}
+
+func (c cartTrace) Granted(lease, server time.Duration) {
+	for _, rec := range c {
+		rec.Granted(lease, server)
+	}
+}
+
+func (c cartTrace) Renewing() func(ok bool) {
+	done := make([]func(bool), len(c))
+	for i, rec := range c {
+		done[i] = rec.Renewing()
+	}
+	return func(ok bool) {
+		for _, d := range done {
+			d(ok)
+		}
+	}
+}
+
 // Each tells every item's recorder the same event.
 func (a *Attempt) Each(event func(Recorder)) {
 	for _, rec := range a.Cart {

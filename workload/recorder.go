@@ -2,8 +2,11 @@ package workload
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/locks"
 )
 
 // Recorder is how a sale records one attempt at one item: the sale says
@@ -25,7 +28,15 @@ import (
 // Writing and Applied, Refused, Unknown or NotSent (or one of SoldOut,
 // Duplicate, CartRefused), then [Releasing, Released]. Each event ending
 // the attempt says so.
+//
+// A Recorder is also the locks.Trace of its attempt's lease: a sale puts
+// it in the context it acquires the lock with (locks.WithTrace, or
+// Attempt.Trace for a cart's), and the lock tells it the try that won,
+// the lease granted and each renewal, from any goroutine. Renewals are
+// kept up to the release (or the crash): one answered later is not.
 type Recorder interface {
+	locks.Trace
+
 	// Acquiring marks the lock acquisition sent.
 	Acquiring()
 	// AcquiringShared marks a shared (read) lock's acquisition sent, by a
@@ -120,6 +131,67 @@ type recorder struct {
 	r   *run
 	op  *history.Op
 	ctx context.Context // the buyer's: its cause says crash or cut
+
+	// The lock's trace may come from another goroutine (a renewal loop):
+	// it is kept under mu and moved into op by the sale's own calls
+	// (flush), so that op is written by the buyer's goroutine alone.
+	mu      sync.Mutex
+	grant   int64             // the last try sent before the lock was obtained
+	renewed []history.Renewal // renewals not yet in op
+	closed  bool              // released or crashed: the trace is over
+}
+
+func (rec *recorder) Trying() {
+	now := rec.r.now()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.closed {
+		rec.grant = now
+	}
+}
+
+func (rec *recorder) Granted(lease, server time.Duration) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.closed || rec.op.Lease > 0 {
+		return // a nested acquisition's grant: the lease is the first one's
+	}
+	rec.op.Lease, rec.op.ServerLease = max(0, int64(lease)), max(0, int64(server))
+}
+
+func (rec *recorder) Renewing() func(ok bool) {
+	call := rec.r.now()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.closed {
+		return func(bool) {}
+	}
+	rec.renewed = append(rec.renewed, history.Renewal{Call: call})
+	i := len(rec.renewed) - 1
+	flushed := len(rec.op.Renewals)
+	return func(ok bool) {
+		ret := rec.r.now()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		// Answered after it was flushed into op, it is lost: op belongs
+		// to the buyer's goroutine then.
+		if j := i - (len(rec.op.Renewals) - flushed); !rec.closed && j >= 0 && j < len(rec.renewed) {
+			rec.renewed[j].Return, rec.renewed[j].OK = ret, ok
+		}
+	}
+}
+
+// flush moves the trace gathered so far into op; close ends it. Both
+// run on the buyer's goroutine.
+func (rec *recorder) flush(close bool) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.grant > 0 && rec.op.Acquired == 0 && rec.op.AcquireCall > 0 {
+		rec.op.GrantCall = rec.grant
+	}
+	rec.op.Renewals = append(rec.op.Renewals, rec.renewed...)
+	rec.renewed = rec.renewed[:0]
+	rec.closed = rec.closed || close
 }
 
 func (rec *recorder) Acquiring() { rec.op.AcquireCall = rec.r.now() }
@@ -130,6 +202,7 @@ func (rec *recorder) AcquiringShared() {
 }
 
 func (rec *recorder) Acquired(token uint64) {
+	rec.flush(false)
 	rec.op.Acquired = rec.r.now()
 	rec.op.Token = token
 }
@@ -212,11 +285,18 @@ func (rec *recorder) Stopped() {
 	}
 }
 
-func (rec *recorder) Crashed() { rec.op.Outcome = history.Crashed }
+func (rec *recorder) Crashed() {
+	rec.flush(true)
+	rec.op.Outcome = history.Crashed
+}
 
-func (rec *recorder) Releasing() { rec.op.ReleaseCall = rec.r.now() }
+func (rec *recorder) Releasing() {
+	rec.op.ReleaseCall = rec.r.now()
+	rec.flush(true)
+}
 
 func (rec *recorder) Released(lost bool) {
+	rec.flush(true)
 	rec.op.Released = rec.r.now()
 	rec.op.Lost = lost
 }

@@ -215,3 +215,45 @@ func TestRecorderInstantsInOrder(t *testing.T) {
 		t.Errorf("instants %v: want positive and in the order of the steps", steps)
 	}
 }
+
+// TestRecorderTrace: the lock's trace lands in the attempt's op: the
+// last try before the lock was obtained, the lease granted once, each
+// renewal told from another goroutine up to the release, none after it.
+func TestRecorderTrace(t *testing.T) {
+	r := testRun(1, 1)
+	op := history.Op{Stock: history.NoStock}
+	rec := &recorder{r: r, op: &op, ctx: context.Background()}
+	rec.Acquiring()
+	rec.Trying()
+	time.Sleep(time.Millisecond)
+	rec.Trying()
+	rec.Granted(time.Second, 900*time.Millisecond)
+	rec.Acquired(7)
+	rec.Trying()                     // a nested acquisition's try
+	rec.Granted(time.Minute, 0)      // and its grant: the first lease stands
+	done := make(chan func(bool), 1) // a renewal answered after the release
+	go func() {
+		rec.Renewing()(true)
+		rec.Renewing()(false)
+		done <- rec.Renewing()
+	}()
+	late := <-done
+	rec.Releasing()
+	late(true)
+	rec.Renewing()(true)
+	rec.Released(false)
+	switch {
+	case op.GrantCall <= op.AcquireCall || op.GrantCall > op.Acquired:
+		t.Errorf("grant_call %d outside [acquire_call %d, acquired %d], or the first try's", op.GrantCall, op.AcquireCall, op.Acquired)
+	case op.Lease != int64(time.Second) || op.ServerLease != int64(900*time.Millisecond):
+		t.Errorf("lease %d, server lease %d; want the first grant's", op.Lease, op.ServerLease)
+	case len(op.Renewals) != 3:
+		t.Fatalf("renewals %+v, want the three sent before the release", op.Renewals)
+	}
+	want := []bool{true, false, false}
+	for i, rn := range op.Renewals {
+		if rn.OK != want[i] || (i < 2) != (rn.Return >= rn.Call && rn.Return > 0) {
+			t.Errorf("renewal %d: %+v, want ok %v, answered %v", i, rn, want[i], i < 2)
+		}
+	}
+}

@@ -399,7 +399,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		h.Header.Items, h.Header.Cart = len(r.keys.locks), r.cart
 	}
 	g := cfg.Sale.Guard()
-	h.Header.Lockless, h.Header.Fenced = !g.Lock, g.Fenced
+	h.Header.Lockless, h.Header.Fenced, h.Header.Promises = !g.Lock, g.Fenced, g.Promises
 	h.Header.Unread = r.unread.Load()
 	for _, n := range r.nodes {
 		h.Header.Commands += n.commands.Load()

@@ -47,6 +47,10 @@ type Guard struct {
 	// Fenced is true when the store checks the lock's fencing tokens and
 	// refuses a stale holder's write.
 	Fenced bool
+	// Promises are what the lock promises (locks.Promises.History), which
+	// the history's header records for the checker; nil for a sale whose
+	// lock declares nothing, judged as before schema 3.
+	Promises *history.Promises
 }
 
 // Inventory is where a run keeps its stock and orders (Redis keys under

@@ -79,12 +79,17 @@ func (l *leaseLock) Acquire(ctx context.Context, owner string) (locks.Lease, err
 	defer func() { <-l.turn }()
 	ttl := cmp.Or(l.env.TTL, defaultLease)
 	wait := minBackoff
+	// The run's trace (locks.TraceOf) is told each try and the lease
+	// granted: the checker then knows when the holder's lease began.
+	trace := locks.TraceOf(ctx)
 	for {
+		trace.Trying()
 		token, err := acquireScript.Run(ctx, l.env.Redis, l.keys(), owner, ttl.Milliseconds()).Uint64()
 		if err != nil {
 			return nil, err
 		}
 		if token > 0 {
+			trace.Granted(ttl, 0)
 			return &lease{l: l, owner: owner, token: token}, nil
 		}
 		t := time.NewTimer(wait/2 + rand.N(wait/2+1))

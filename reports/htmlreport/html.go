@@ -562,8 +562,8 @@ func newImplView(src *Source, r *reports.Run, h *history.History, missing, id, o
 			chart, left := timelineChart(fmt.Sprintf("%s: who held the lock around overlap %d", r.Impl, i+1), p, h, r.Faults, starved(r))
 			s := overlapSpan(p)
 			tv := timelineView{
-				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s. Zoomed to %s–%s.",
-					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), reports.FormatMicros((p.Duration+500)/1000), formatAt(s.from), formatAt(s.to)),
+				Caption: fmt.Sprintf("Overlap %d: client %d entered at %s while client %d held the lock since %s; both held it for %s. Cause: %s. Zoomed to %s–%s.",
+					i+1, p.B.Client, formatAt(p.B.From), p.A.Client, formatAt(p.A.From), reports.FormatMicros((p.Duration+500)/1000), p.Explain(), formatAt(s.from), formatAt(s.to)),
 				Chart: chart,
 			}
 			if left > 0 {
