@@ -337,9 +337,11 @@ func judge(cell Cell, run *reports.Run, nodes int) reports.MatrixCell {
 
 // Saturated reports whether the harness that ran r was saturated beyond
 // what its workload tolerates: a run whose figures, and whose timing
-// faults and leases, are the harness's as much as the lock's.
+// faults and leases, are the harness's as much as the lock's. A run
+// inconclusive only because its fault never fired is not saturated: the
+// cell says NotFired.
 func Saturated(r *reports.Run) bool {
-	return len(r.Saturation) > 0 || r.Verdict == reports.Inconclusive
+	return len(r.Saturation) > 0 || r.Verdict == reports.Inconclusive && len(r.NotFired) == 0
 }
 
 // sweepCell runs cell once per value of the sweep, rising, and judges
