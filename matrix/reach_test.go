@@ -60,18 +60,20 @@ func (noLease) Token() uint64                 { return 0 }
 func (noLease) Release(context.Context) error { return nil }
 
 // TestRWCellsReachAReaderSlip: the workload of the matrix's rw cells
-// reaches a reader let in while a writer holds, one read in twenty: the
+// reaches a reader let in while a writer holds, one read in ten: the
 // rw/none cell's sale (two items, three buyers in ten reading, a 1 ms
 // business step), run with that lock, fails its lock safety in every
 // seed, where the correct rw stays clean (its own cell, in the truth
-// table). The cell's 400 buyers make about 120 reads: one in a hundred
-// would be one slip a sale, met by a writer or not as the arrivals fall,
-// which only the 20 seeds of the cell in CI catch for sure.
+// table). The cell's 400 buyers make about 120 reads: one in twenty
+// slipping was missed in 1 of 40 sales beside the truth table (load 15 on
+// 2 cores), one in a hundred is one slip a sale, met by a writer or not
+// as the arrivals fall, which only the 20 seeds of the cell in CI catch
+// for sure.
 func TestRWCellsReachAReaderSlip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: ten sales")
 	}
-	im := slipRW(t, "test-rw-reader-slips", 20)
+	im := slipRW(t, "test-rw-reader-slips", 10)
 	if err := harness.Register(im); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestRWCellsReachAReaderSlip(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Report.Lock.Status != checker.Violated {
-			t.Errorf("seed %d: a reader in while a writer holds, one read in 20, not caught: lock %s, data %s (hold %v)", seed, res.Report.Lock.Status, res.Report.Data.Status, plan.Workload.Hold)
+			t.Errorf("seed %d: a reader in while a writer holds, one read in 10, not caught: lock %s, data %s (hold %v)", seed, res.Report.Lock.Status, res.Report.Data.Status, plan.Workload.Hold)
 		}
 		if plan.Workload.Hold == 0 {
 			t.Fatal("the rw cell has no business step")
