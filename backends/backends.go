@@ -18,10 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/locks"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // The kinds of Redis backend Options.Backend accepts.
@@ -73,15 +74,14 @@ type Options struct {
 	// given: containers.Docker{} is lockbench's. Nil refuses them with
 	// ErrMissing.
 	Docker Docker
-	// ZooKeeper is the address of a ZooKeeper; with BackendDocker and none
-	// given, one is started.
-	ZooKeeper string
-	// MySQLDSN reaches a MySQL or MariaDB; with BackendDocker and none
-	// given, one is started.
-	MySQLDSN string
+	// Addrs give a user's server of each registered kind (servers.Kind,
+	// KindInfo): the address of a ZooKeeper, the DSN of a MySQL. A kind
+	// given none is started in a container with BackendDocker (ZooKeeper,
+	// MySQL), else on this machine when its kind can (KindInfo.Start).
+	Addrs map[servers.Kind]string
 	// Endpoints are the instances of a running service under test; Redis,
 	// when given with them, is the service's own.
-	Endpoints workload.Endpoints
+	Endpoints servers.Endpoints
 	// TargetPids are the instances' process ids (pause-instance).
 	TargetPids []int
 	// TargetLockKey is the service's lock key in its Redis (delete-lock).
@@ -110,19 +110,22 @@ type Options struct {
 // Missing says why o cannot give the servers of needs, "" when it can.
 // It reads the options as the flags set them: that BackendDocker has a
 // Docker to start its containers is Open's to check.
-func (o Options) Missing(needs workload.Needs) string {
+func (o Options) Missing(needs servers.Needs) string {
 	docker := o.Backend == BackendDocker
 	if why := o.sentinelMissing(needs); why != "" {
 		return why
 	}
+	for _, k := range needs {
+		info, ok := servers.Lookup(k)
+		if !ok || o.Addrs[k] != "" || docker && dockerStarts(k) || info.Start != nil {
+			continue
+		}
+		return info.Hint
+	}
 	switch {
-	case needs.Has(workload.NeedsMySQL) && o.MySQLDSN == "" && !docker:
-		return "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $LOCKBENCH_MYSQL_DSN, or run with --backend=docker (MariaDB in a container)"
-	case needs.Has(workload.NeedsZooKeeper) && o.ZooKeeper == "" && !docker:
-		return "needs a ZooKeeper: give --zk ADDR (or set $LOCKBENCH_ZK), or run with --backend=docker (ZooKeeper in a container)"
-	case needs.Has(workload.NeedsTarget) && len(o.Endpoints) == 0:
+	case needs.Has(servers.KindTarget) && len(o.Endpoints) == 0:
 		return "tests a running service: give --target=URL[,URL...], one base URL per instance"
-	case needs.Has(workload.NeedsRedisServers) && o.Backend == BackendRedis && len(o.Redis) < MinRedlockServers:
+	case needs.Has(servers.KindRedisServers) && o.Backend == BackendRedis && len(o.Redis) < MinRedlockServers:
 		return fmt.Sprintf("runs on at least %d independent Redis servers: give their addresses to --redis as a comma list (got %d)", MinRedlockServers, len(o.Redis))
 	}
 	return ""
@@ -130,8 +133,14 @@ func (o Options) Missing(needs workload.Needs) string {
 
 // Servers are the servers Open started or reached, and what undoes it.
 type Servers struct {
-	workload.Servers
+	servers.Set
 	undo []func()
+}
+
+// dockerStarts reports whether BackendDocker starts a server of kind k
+// when none is given.
+func dockerStarts(k servers.Kind) bool {
+	return k == servers.KindZooKeeper || k == servers.KindMySQL
 }
 
 // Close stops what Open started, in reverse order: the MySQL's database
@@ -144,17 +153,19 @@ func (s *Servers) Close() {
 }
 
 // Names names the servers of the summary's backend line (--backend's):
-// the Redis, the ZooKeeper and the service under test, "" when the run
-// has none of them. The MySQL, when there is one, names itself
-// (s.MySQL.Name()) on a line of its own: a MySQL-only run names no
-// backend.
+// the Redis, the servers reached by address and the service under test, "" when the run
+// has none of them. A server reached by its spec (servers.Portable: a
+// MySQL's DSN) names itself on a line of its own: a MySQL-only run names
+// no backend.
 func (s *Servers) Names() string {
 	var names []string
 	if s.Redis != nil {
 		names = append(names, s.Redis.Name())
 	}
-	if s.ZooKeeper != nil {
-		names = append(names, s.ZooKeeper.Name())
+	for _, k := range sortedKinds(s.Others()) {
+		if _, own := s.Get(k).(servers.Portable); !own {
+			names = append(names, s.Get(k).Name())
+		}
 	}
 	if len(s.Endpoints) > 0 {
 		names = append(names, s.Endpoints.Name())
@@ -165,9 +176,9 @@ func (s *Servers) Names() string {
 // Open starts or reaches the servers needs names, and only those. Every
 // server it starts goes on one undo stack: on an error nothing is left
 // running, and Close stops them all. A server that cannot be reached
-// fails with workload.ErrUnreachable; options that cannot give a server
+// fails with servers.ErrUnreachable; options that cannot give a server
 // fail with ErrMissing.
-func Open(ctx context.Context, o Options, needs workload.Needs) (*Servers, error) {
+func Open(ctx context.Context, o Options, needs servers.Needs) (*Servers, error) {
 	if why := o.Missing(needs); why != "" {
 		return nil, fmt.Errorf("%w: %s", ErrMissing, why)
 	}
@@ -176,68 +187,70 @@ func Open(ctx context.Context, o Options, needs workload.Needs) (*Servers, error
 		s.Close()
 		return nil, err
 	}
-	if needs.Has(workload.NeedsRedis) {
-		b, err := o.redis(ctx, needs.Has(workload.NeedsRedisServers))
+	if needs.Has(servers.KindRedis) {
+		b, err := o.redis(ctx, needs.Has(servers.KindRedisServers))
 		if err != nil {
 			return fail(err)
 		}
 		s.Redis = b
 		s.undo = append(s.undo, func() { b.Close() })
 	}
-	if needs.Has(workload.NeedsZooKeeper) {
-		if o.ZooKeeper != "" {
-			z, err := workload.DialZooKeeper(ctx, o.ZooKeeper)
-			if err != nil {
-				return fail(err)
-			}
-			s.ZooKeeper = z
-		} else {
-			d, err := o.docker()
-			if err != nil {
-				return fail(err)
-			}
-			z, err := d.StartZooKeeper(ctx, o.ZooKeeperImage)
-			if err != nil {
-				return fail(err)
-			}
-			s.ZooKeeper = z
-			s.undo = append(s.undo, func() { z.Close() })
-		}
-	}
-	if needs.Has(workload.NeedsTarget) {
+	if needs.Has(servers.KindTarget) {
 		s.Endpoints, s.TargetPids, s.TargetLockKey, s.TargetStart = o.Endpoints, o.TargetPids, o.TargetLockKey, o.TargetStart
 		s.TargetContainers, s.TargetVia = o.Containers, o.Via
 	}
-	if needs.Has(workload.NeedsMySQL) {
-		dsn := o.MySQLDSN
-		var c MySQLContainer
-		if dsn == "" {
-			d, err := o.docker()
-			if err != nil {
-				return fail(err)
-			}
-			if c, err = d.StartMySQL(ctx, o.MySQLImage); err != nil {
-				return fail(err)
-			}
-			s.undo = append(s.undo, func() { c.Close() })
-			dsn = c.DSN()
+	for _, k := range needs {
+		info, ok := servers.Lookup(k)
+		if !ok {
+			continue // Redis and the service under test, above
 		}
-		m, err := workload.DialMySQL(ctx, dsn)
+		srv, undo, err := o.open(ctx, info)
 		if err != nil {
 			return fail(err)
 		}
-		if c != nil {
-			m.RunsIn(c) // its name says docker; server-pause is docker pause
-		}
-		s.MySQL = m
-		s.undo = append(s.undo, func() { m.Close() })
+		s.Put(k, srv)
+		s.undo = append(s.undo, undo)
 	}
 	return s, nil
 }
 
+// open reaches the user's server of a kind (Options.Addrs), or starts
+// one: in a container with BackendDocker, else on this machine. It
+// returns the server and what stops it.
+func (o Options) open(ctx context.Context, info servers.KindInfo) (servers.Server, func(), error) {
+	if addr := o.Addrs[info.Kind]; addr != "" {
+		srv, err := info.Dial(ctx, addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		return srv, func() { srv.Close() }, nil
+	}
+	if o.Backend == BackendDocker && dockerStarts(info.Kind) {
+		return o.startInDocker(ctx, info.Kind)
+	}
+	if info.Start == nil {
+		return nil, nil, fmt.Errorf("%w: %s", ErrMissing, info.Hint)
+	}
+	srv, err := info.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, func() { srv.Close() }, nil
+}
+
+// sortedKinds are the kinds of m, by name.
+func sortedKinds(m map[servers.Kind]servers.Server) []servers.Kind {
+	out := make([]servers.Kind, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // redis starts or reaches the Redis backend: several independent servers
 // when many is true (or several addresses are given).
-func (o Options) redis(ctx context.Context, many bool) (workload.Backend, error) {
+func (o Options) redis(ctx context.Context, many bool) (servers.Backend, error) {
 	n := 1
 	switch {
 	case o.Backend == BackendRedis:
@@ -251,27 +264,27 @@ func (o Options) redis(ctx context.Context, many bool) (workload.Backend, error)
 			return nil, fmt.Errorf("%w: --backend=redis needs the address of a Redis", ErrMissing)
 		}
 		if n > 1 {
-			return workload.DialCluster(ctx, o.Redis, o.RedisPassword)
+			return servers.DialCluster(ctx, o.Redis, o.RedisPassword)
 		}
-		return workload.DialRedis(ctx, o.Redis[0], o.RedisPassword)
+		return servers.DialRedis(ctx, o.Redis[0], o.RedisPassword)
 	case BackendDocker:
 		d, err := o.docker()
 		if err != nil {
 			return nil, err
 		}
-		var servers []workload.Backend
+		var started []servers.Backend
 		for range n {
 			b, err := d.StartRedis(ctx, o.RedisImage)
 			if err != nil {
-				workload.NewCluster(servers).Close()
+				servers.NewCluster(started).Close()
 				return nil, err
 			}
-			servers = append(servers, b)
+			started = append(started, b)
 		}
 		if n == 1 {
-			return servers[0], nil
+			return started[0], nil
 		}
-		return workload.NewCluster(servers), nil
+		return servers.NewCluster(started), nil
 	case BackendSentinel:
 		return o.sentinel(ctx)
 	case "", BackendEmbedded:
@@ -282,9 +295,9 @@ func (o Options) redis(ctx context.Context, many bool) (workload.Backend, error)
 		debug.SetGCPercent(400)
 		debug.SetMemoryLimit(300 << 20)
 		if n > 1 {
-			return workload.StartEmbeddedCluster(n)
+			return servers.StartEmbeddedCluster(n)
 		}
-		return workload.StartEmbedded()
+		return servers.StartEmbedded()
 	}
 	return nil, fmt.Errorf("%w: unknown backend %q; accepts embedded, redis, docker or sentinel", ErrMissing, o.Backend)
 }

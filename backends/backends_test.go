@@ -9,22 +9,22 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/sentinels"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 func TestOpenOnlyWhatIsNeeded(t *testing.T) {
-	s, err := Open(t.Context(), Options{}, workload.NeedsRedis)
+	s, err := Open(t.Context(), Options{}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Redis == nil || s.ZooKeeper != nil || s.MySQL != nil {
-		t.Errorf("Open(Redis) = %+v, want a Redis alone", s.Servers)
+	if s.Redis == nil || len(s.Others()) > 0 {
+		t.Errorf("Open(Redis) = %+v, want a Redis alone", s.Set)
 	}
-	if _, err := Open(t.Context(), Options{}, workload.NeedsZooKeeper); !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "--zk") {
+	if _, err := Open(t.Context(), Options{}, servers.Needs{servers.KindZooKeeper}); !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "--zk") {
 		t.Errorf("Open(ZooKeeper) with none given: %v, want ErrMissing naming --zk", err)
 	}
-	if _, err := Open(t.Context(), Options{Backend: BackendRedis, Redis: []string{"127.0.0.1:1"}}, workload.NeedsRedis|workload.NeedsRedisServers); !errors.Is(err, ErrMissing) {
+	if _, err := Open(t.Context(), Options{Backend: BackendRedis, Redis: []string{"127.0.0.1:1"}}, servers.Needs{servers.KindRedis, servers.KindRedisServers}); !errors.Is(err, ErrMissing) {
 		t.Errorf("Open(several Redis) with one address: %v, want ErrMissing", err)
 	}
 }
@@ -43,7 +43,7 @@ var errNoZooKeeper = errors.New("fake: no ZooKeeper")
 
 // fakeRedis is an embedded server that tells its Docker when it closes.
 type fakeRedis struct {
-	*workload.Embedded
+	*servers.Embedded
 	d *fakeDocker
 }
 
@@ -54,8 +54,8 @@ func (r fakeRedis) Close() error {
 	return r.Embedded.Close()
 }
 
-func (d *fakeDocker) StartRedis(_ context.Context, image string) (workload.Backend, error) {
-	e, err := workload.StartEmbedded()
+func (d *fakeDocker) StartRedis(_ context.Context, image string) (servers.Backend, error) {
+	e, err := servers.StartEmbedded()
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (d *fakeDocker) StartRedis(_ context.Context, image string) (workload.Backe
 	return fakeRedis{e, d}, nil
 }
 
-func (d *fakeDocker) StartZooKeeper(_ context.Context, image string) (workload.ZooKeeperServer, error) {
+func (d *fakeDocker) StartZooKeeper(_ context.Context, image string) (servers.Addressed, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.images = append(d.images, image)
@@ -88,17 +88,17 @@ func TestOpenDocker(t *testing.T) {
 	tests := []struct {
 		name    string
 		o       Options
-		needs   workload.Needs
+		needs   servers.Needs
 		want    error    // nil: Open succeeds
 		images  []string // what the Docker was asked to start
 		servers int      // Redis servers the Redis backend is made of
 	}{
-		{"no Docker", Options{Backend: BackendDocker}, workload.NeedsRedis, ErrMissing, nil, 0},
-		{"no Docker for the Sentinel topology", Options{Backend: BackendSentinel, SentinelDocker: true}, workload.NeedsRedis, ErrMissing, nil, 0},
-		{"one Redis", Options{Backend: BackendDocker, RedisImage: "my/redis:7"}, workload.NeedsRedis, nil, []string{"my/redis:7"}, 1},
-		{"the Docker's own image", Options{Backend: BackendDocker}, workload.NeedsRedis, nil, []string{""}, 1},
-		{"several Redis", Options{Backend: BackendDocker, RedlockServers: 3}, workload.NeedsRedis | workload.NeedsRedisServers, nil, []string{"", "", ""}, 3},
-		{"a ZooKeeper that fails after the Redis", Options{Backend: BackendDocker, ZooKeeperImage: "my/zk"}, workload.NeedsRedis | workload.NeedsZooKeeper, errNoZooKeeper, []string{"", "my/zk"}, 0},
+		{"no Docker", Options{Backend: BackendDocker}, servers.Needs{servers.KindRedis}, ErrMissing, nil, 0},
+		{"no Docker for the Sentinel topology", Options{Backend: BackendSentinel, SentinelDocker: true}, servers.Needs{servers.KindRedis}, ErrMissing, nil, 0},
+		{"one Redis", Options{Backend: BackendDocker, RedisImage: "my/redis:7"}, servers.Needs{servers.KindRedis}, nil, []string{"my/redis:7"}, 1},
+		{"the Docker's own image", Options{Backend: BackendDocker}, servers.Needs{servers.KindRedis}, nil, []string{""}, 1},
+		{"several Redis", Options{Backend: BackendDocker, RedlockServers: 3}, servers.Needs{servers.KindRedis, servers.KindRedisServers}, nil, []string{"", "", ""}, 3},
+		{"a ZooKeeper that fails after the Redis", Options{Backend: BackendDocker, ZooKeeperImage: "my/zk"}, servers.Needs{servers.KindRedis, servers.KindZooKeeper}, errNoZooKeeper, []string{"", "my/zk"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,8 +120,8 @@ func TestOpenDocker(t *testing.T) {
 				}
 				return
 			}
-			if s.Servers.Missing(tt.needs) != 0 {
-				t.Errorf("the servers lack %s", s.Servers.Missing(tt.needs))
+			if len(s.Set.Missing(tt.needs)) > 0 {
+				t.Errorf("the servers lack %s", s.Set.Missing(tt.needs))
 			}
 			s.Close()
 			if d.closed != tt.servers || d.started != tt.servers {

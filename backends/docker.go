@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/sentinels"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // Docker starts servers in containers: the Redis, ZooKeeper and MySQL of
@@ -20,9 +20,9 @@ import (
 // when closed.
 type Docker interface {
 	// StartRedis starts a Redis server in a container of image.
-	StartRedis(ctx context.Context, image string) (workload.Backend, error)
+	StartRedis(ctx context.Context, image string) (servers.Backend, error)
 	// StartZooKeeper starts a standalone ZooKeeper in a container of image.
-	StartZooKeeper(ctx context.Context, image string) (workload.ZooKeeperServer, error)
+	StartZooKeeper(ctx context.Context, image string) (servers.Addressed, error)
 	// StartMySQL starts a MySQL or MariaDB server in a container of image.
 	StartMySQL(ctx context.Context, image string) (MySQLContainer, error)
 	// SentinelStarter returns what starts each server of the Sentinel
@@ -34,11 +34,50 @@ type Docker interface {
 // dials it at its DSN, and the server's Host (where it runs, docker
 // pause) is the container's.
 type MySQLContainer interface {
-	workload.Host
+	servers.Host
 	// DSN reaches the server (go-sql-driver's format).
 	DSN() string
 	// Close removes the container.
 	Close() error
+}
+
+// startInDocker starts a server of kind k in a container for
+// BackendDocker: the ZooKeeper and the MySQL the Docker knows how to
+// start. It returns the server and what removes it.
+func (o Options) startInDocker(ctx context.Context, k servers.Kind) (servers.Server, func(), error) {
+	d, err := o.docker()
+	if err != nil {
+		return nil, nil, err
+	}
+	switch k {
+	case servers.KindZooKeeper:
+		z, err := d.StartZooKeeper(ctx, o.ZooKeeperImage)
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, func() { z.Close() }, nil
+	case servers.KindMySQL:
+		c, err := d.StartMySQL(ctx, o.MySQLImage)
+		if err != nil {
+			return nil, nil, err
+		}
+		m, err := servers.DialMySQL(ctx, c.DSN())
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		m.RunsIn(c) // its name says docker; server-pause is docker pause
+		return m, func() { m.Close(); c.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("%w: --backend=docker does not start %s; give its address (--%s)", ErrMissing, k.Title(), flagOf(k))
+}
+
+// flagOf is the flag that gives a server of kind k.
+func flagOf(k servers.Kind) string {
+	if info, ok := servers.Lookup(k); ok && info.Flag != "" {
+		return info.Flag
+	}
+	return string(k)
 }
 
 // docker is o's Docker, or ErrMissing when it has none.

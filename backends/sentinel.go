@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/sentinels"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // BackendSentinel is a Redis primary with a replica, reached through
@@ -23,11 +23,11 @@ const DefaultSentinelMaster = "mymaster"
 
 // sentinelMissing says why o cannot give the servers of needs on the
 // Sentinel backend, or a lock that waits for a replica elsewhere.
-func (o Options) sentinelMissing(needs workload.Needs) string {
+func (o Options) sentinelMissing(needs servers.Needs) string {
 	switch {
-	case needs.Has(workload.NeedsReplica) && o.Backend != BackendSentinel:
+	case needs.Has(servers.KindRedisReplica) && o.Backend != BackendSentinel:
 		return "waits for a replica (WAIT), which the embedded server and a lone Redis do not have: run with --backend=sentinel (a primary, a replica and three Sentinels started by lockbench) or give --sentinel=ADDR[,ADDR...] --sentinel-master=NAME"
-	case needs.Has(workload.NeedsRedisServers) && o.Backend == BackendSentinel:
+	case needs.Has(servers.KindRedisServers) && o.Backend == BackendSentinel:
 		return "runs on several independent Redis servers, not on a Sentinel's primary: run it with --backend=embedded, docker or redis"
 	}
 	return ""
@@ -35,15 +35,15 @@ func (o Options) sentinelMissing(needs workload.Needs) string {
 
 // sentinel reaches the Sentinel deployment o names, or starts lockbench's
 // own topology.
-func (o Options) sentinel(ctx context.Context) (workload.Backend, error) {
+func (o Options) sentinel(ctx context.Context) (servers.Backend, error) {
 	if len(o.Sentinel) > 0 {
-		return workload.DialSentinel(ctx, o.Sentinel, cmp.Or(o.SentinelMaster, DefaultSentinelMaster), o.RedisPassword, nil)
+		return servers.DialSentinel(ctx, o.Sentinel, cmp.Or(o.SentinelMaster, DefaultSentinelMaster), o.RedisPassword, nil)
 	}
 	top, err := o.startSentinels(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b, err := workload.DialSentinel(ctx, top.SentinelAddrs(), top.MasterName(), "", top)
+	b, err := servers.DialSentinel(ctx, top.SentinelAddrs(), top.MasterName(), "", top)
 	if err != nil {
 		top.Close()
 		return nil, err
@@ -71,7 +71,7 @@ func (o Options) startSentinels(ctx context.Context) (*sentinels.Topology, error
 	}
 	top, err := sentinels.Start(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+		return nil, fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 	}
 	return top, nil
 }

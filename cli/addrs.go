@@ -1,50 +1,22 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"net"
-	"strconv"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // checkAddrs refuses server addresses that cannot be right before anything
 // is dialled: a malformed address is a usage error (exit 2) naming its
 // flag, not an unreachable server (exit 3).
-func checkAddrs(redisAddrs, zk, mysqlDSN string) error {
+func checkAddrs(redisAddrs string) error {
 	if redisAddrs != "" {
 		for _, a := range strings.Split(redisAddrs, ",") {
-			if err := checkHostPort(strings.TrimSpace(a)); err != nil {
+			if err := servers.CheckHostPort(strings.TrimSpace(a)); err != nil {
 				return usageErr("--redis: %q is not host:port (%v); for example --redis=127.0.0.1:6379", a, err)
 			}
 		}
-	}
-	if zk != "" {
-		if err := checkHostPort(zk); err != nil {
-			return usageErr("--zk: %q is not host:port (%v); for example --zk=127.0.0.1:2181", zk, err)
-		}
-	}
-	if mysqlDSN != "" {
-		if _, err := mysql.ParseDSN(mysqlDSN); err != nil {
-			return usageErr("--mysql-dsn: %v; for example --mysql-dsn='user:password@tcp(127.0.0.1:3306)/lockbench'", strings.TrimPrefix(err.Error(), "invalid DSN: "))
-		}
-	}
-	return nil
-}
-
-// checkHostPort accepts host:port with a host and a port from 1 to 65535.
-func checkHostPort(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if host == "" {
-		return errors.New("no host")
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
 	}
 	return nil
 }
@@ -63,7 +35,7 @@ func authHint(err error) string {
 // host:port on this machine's loopback.
 func checkLoopback(flag string, addrs []string) error {
 	for _, a := range addrs {
-		if err := checkHostPort(a); err != nil {
+		if err := servers.CheckHostPort(a); err != nil {
 			return usageErr("--%s: %q is not host:port (%v)", flag, a, err)
 		}
 		switch host, _, _ := net.SplitHostPort(a); host {

@@ -16,7 +16,7 @@ import (
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/reports"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/spf13/pflag"
 )
 
@@ -156,7 +156,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 	}
-	res, err := matrix.Run(ctx, &o.servers.Servers, cells, opts)
+	res, err := matrix.Run(ctx, &o.servers.Set, cells, opts)
 	progress.clear()
 	for _, sk := range res.Skipped {
 		fmt.Fprintf(stderr, "lockbench matrix: %s\n", sk)
@@ -405,15 +405,17 @@ func (o *runOpts) cellCommand(c reports.MatrixCell) string {
 			set = append(set, [2]string{"sentinel-docker", "true"}, [2]string{"redis-image", o.redisImage})
 		}
 	}
-	if o.zk != "" {
-		set = append(set, [2]string{"zk", o.zk})
+	for _, info := range servers.Kinds() {
+		if v := o.addr(info.Kind); info.Flag != "" && !info.Secret && v != "" {
+			set = append(set, [2]string{info.Flag, v})
+		}
 	}
-	var needs workload.Needs
+	var needs servers.Needs
 	if im, ok := harness.Lookup(c.Impl); ok {
 		needs = im.Needs()
 	}
 	// The matrix's own flags, and the servers set above, are not the run's;
 	// nor is its --faults, which chose cells: the cell's fault is in set
 	// (a cell without one has none, and a run refuses --faults=none).
-	return o.commandLine("", set, []string{"sweep", "junit", "backend", "redis", "redis-image", "zk", "faults"}, o.dsnArg(needs))
+	return o.commandLine("", set, append([]string{"sweep", "junit", "backend", "redis", "redis-image", "faults"}, kindFlagNames(false)...), o.secretArgs(needs))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -104,10 +105,10 @@ func serverArgs(c matrix.Cell) []string {
 		out = append(out, "--backend=sentinel")
 	}
 	needs := mustImplNoT(c.Impl).Needs()
-	if needs.Has(workload.NeedsZooKeeper) {
+	if needs.Has(servers.KindZooKeeper) {
 		out = append(out, "--zk=127.0.0.1:2181")
 	}
-	if needs.Has(workload.NeedsMySQL) {
+	if needs.Has(servers.KindMySQL) {
 		out = append(out, "--mysql-dsn=lockbench:PASSWORD@tcp(127.0.0.1:3306)/lockbench")
 	}
 	return out
@@ -117,7 +118,7 @@ func serverArgs(c matrix.Cell) []string {
 // fault is a failover, or its lock waits for a replica.
 func sentinelOnly(c matrix.Cell) bool {
 	f, ok := faults.Lookup(c.Fault)
-	return ok && f.Name() == "failover" || mustImplNoT(c.Impl).Needs().Has(workload.NeedsReplica)
+	return ok && f.Name() == "failover" || mustImplNoT(c.Impl).Needs().Has(servers.KindRedisReplica)
 }
 
 // faultName is the cell's column, as --faults narrows the matrix to it.

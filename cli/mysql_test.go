@@ -9,13 +9,13 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/lockbench/lockbench/reports"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // TestMySQLNeedsDSN: a MySQL implementation named without a server is a
 // usage error that says what to give; never a silent skip.
 func TestMySQLNeedsDSN(t *testing.T) {
-	t.Setenv(mysqlDSNEnv, "")
+	t.Setenv(kindEnv(servers.KindMySQL), "")
 	for _, args := range [][]string{
 		{"--impl=mysql"},
 		{"--impl=atomic,mysql-for-update"},
@@ -54,11 +54,11 @@ func TestMySQLRun(t *testing.T) {
 	}
 	defer db.Close()
 	var n int
-	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", workload.DefaultMySQLDatabase).Scan(&n); err != nil {
+	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", servers.DefaultMySQLDatabase).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Errorf("database %s left behind", workload.DefaultMySQLDatabase)
+		t.Errorf("database %s left behind", servers.DefaultMySQLDatabase)
 	}
 
 	code, out, errOut := lockbench(t, "--impl=mysql", "--clients=20", "--stock=10", "--mysql-dsn="+srv.DSN)
@@ -116,11 +116,11 @@ func TestMySQLForce(t *testing.T) {
 	}
 }
 
-// TestDSNArg: a reproduce line carries --mysql-dsn when a MySQL
+// TestSecretArgs: a reproduce line carries --mysql-dsn when a MySQL
 // implementation runs and the DSN did not come from the environment, and
 // never prints a password.
-func TestDSNArg(t *testing.T) {
-	t.Setenv(mysqlDSNEnv, "env:secret@tcp(127.0.0.1:3306)/lockbench")
+func TestSecretArgs(t *testing.T) {
+	t.Setenv(kindEnv(servers.KindMySQL), "env:secret@tcp(127.0.0.1:3306)/lockbench")
 	tests := []struct {
 		dsn       string
 		wantMySQL bool
@@ -133,13 +133,20 @@ func TestDSNArg(t *testing.T) {
 		{"", true, ""},
 	}
 	for _, tt := range tests {
-		o := runOpts{mysqlDSN: tt.dsn}
-		needs := workload.NeedsRedis
+		dsn := tt.dsn
+		o := runOpts{addrs: map[servers.Kind]*string{servers.KindMySQL: &dsn}}
+		needs := servers.Needs{servers.KindRedis}
 		if tt.wantMySQL {
-			needs = workload.NeedsMySQL
+			needs = servers.Needs{servers.KindMySQL}
 		}
-		if got := o.dsnArg(needs); got != tt.want {
-			t.Errorf("dsnArg(%q, MySQL %v) = %q, want %q", tt.dsn, tt.wantMySQL, got, tt.want)
+		var got string
+		if args := o.secretArgs(needs); len(args) == 1 && args[0][0] == "mysql-dsn" {
+			got = args[0][1]
+		} else if len(args) > 0 {
+			t.Errorf("secretArgs(%q, MySQL %v) = %q, want at most --mysql-dsn", tt.dsn, tt.wantMySQL, args)
+		}
+		if got != tt.want {
+			t.Errorf("secretArgs(%q, MySQL %v) = %q, want %q", tt.dsn, tt.wantMySQL, got, tt.want)
 		}
 	}
 }

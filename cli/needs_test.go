@@ -7,18 +7,18 @@ import (
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/harness"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // TestRequiredServers: an implementation whose server is not given is a
 // usage error when named, and is left out, and reported as not run, when
 // --impl=all picked it; never dropped in silence.
 func TestRequiredServers(t *testing.T) {
-	t.Setenv(mysqlDSNEnv, "")
-	t.Setenv(zkEnv, "")
-	noMySQLReason := backends.Options{}.Missing(workload.NeedsMySQL)
-	noZooKeeper := backends.Options{}.Missing(workload.NeedsZooKeeper)
-	noReplica := backends.Options{}.Missing(workload.NeedsReplica)
+	t.Setenv(kindEnv(servers.KindMySQL), "")
+	t.Setenv(kindEnv(servers.KindZooKeeper), "")
+	noMySQLReason := backends.Options{}.Missing(servers.Needs{servers.KindMySQL})
+	noZooKeeper := backends.Options{}.Missing(servers.Needs{servers.KindZooKeeper})
+	noReplica := backends.Options{}.Missing(servers.Needs{servers.KindRedisReplica})
 	luaWait := "lua-wait not run: " + noReplica
 	luaWaitCells := "3 cells not run (" + noReplica + ")"
 	mysqlCells := "9 cells not run (" + noMySQLReason + ")"

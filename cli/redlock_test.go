@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // TestRedlockServerCounts: redlock needs three servers or more; a single
@@ -41,7 +41,7 @@ func TestRedlockServerCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, im := range impls {
-		if im.Needs().Has(workload.NeedsRedisServers) {
+		if im.Needs().Has(servers.KindRedisServers) {
 			t.Errorf("--impl=all on one --redis kept %s", im.Name)
 		}
 	}

@@ -28,6 +28,8 @@ import (
 	"github.com/lockbench/lockbench/internal/procnet"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
 )
@@ -53,16 +55,15 @@ type runOpts struct {
 	redis          string
 	redlockServers int // --redlock-servers
 	redisImage     string
-	zk             string // ZooKeeper address of the zookeeper implementations
+	addrs          map[servers.Kind]*string // the flags of the kinds of server (--zk, --mysql-dsn): kindFlags
 	password       string
-	mysqlDSN       string
-	target         string             // --target
-	endpoints      workload.Endpoints // parsed from target by validate
-	targetPids     []int              // --target-pid
-	targetLockKey  string             // --target-lock-key
-	targetStart    []string           // --target-start
-	targetCtrs     []string           // --target-container
-	targetVia      []string           // --target-redis-via
+	target         string            // --target
+	endpoints      servers.Endpoints // parsed from target by validate
+	targetPids     []int             // --target-pid
+	targetLockKey  string            // --target-lock-key
+	targetStart    []string          // --target-start
+	targetCtrs     []string          // --target-container
+	targetVia      []string          // --target-redis-via
 	prefix         string
 	force          bool
 	seed           uint64
@@ -85,7 +86,7 @@ type runOpts struct {
 	nodesPlan      harness.Nodes
 
 	specs   []faults.Spec     // parsed from faults by validate
-	needs   workload.Needs    // the servers the implementations to run need; set by validate
+	needs   servers.Needs     // the servers the implementations to run need; set by validate
 	servers *backends.Servers // opened by start
 	// zkImage and mysqlImage are --zk-image and --mysql-image.
 	zkImage, mysqlImage string
@@ -162,9 +163,8 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.StringVar(&o.redis, "redis", "", "address of a real Redis (host:port), or a comma list of independent Redis servers for redlock (at least 3; the first holds the inventory); implies --backend=redis")
 	fs.IntVar(&o.redlockServers, "redlock-servers", backends.RedlockServers, "independent servers redlock runs on with --backend=embedded or docker (at least 3); with --backend=redis, the --redis addresses")
 	fs.StringVar(&o.redisImage, "redis-image", cmp.Or(os.Getenv(containers.RedisImageEnv), containers.RedisImage), "Redis image of --backend=docker and --sentinel-docker (default $"+containers.RedisImageEnv+", else the official "+containers.RedisImage+"); scripts/docker-images.sh builds lockbench/redis:local where nothing can be pulled")
-	fs.StringVar(&o.zk, "zk", os.Getenv(zkEnv), "address of the ZooKeeper (host:port) that the zookeeper implementations lock in; the inventory stays in Redis (default $"+zkEnv+")")
+	o.kindFlags(fs)
 	fs.StringVar(&o.password, "redis-password", os.Getenv("LOCKBENCH_REDIS_PASSWORD"), "Redis password (default $LOCKBENCH_REDIS_PASSWORD)")
-	fs.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv(mysqlDSNEnv), "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $"+mysqlDSNEnv+"); lockbench creates its tables there (database "+workload.DefaultMySQLDatabase+" when none is named) and drops them after")
 	fs.StringVar(&o.target, "target", "", "test a running service instead of an implementation: the base URLs of its instances on this machine, comma separated (http://127.0.0.1:8081,http://127.0.0.1:8082), each driven by one node through lockbench's black-box protocol (docs/target-protocol.md)")
 	fs.IntSliceVar(&o.targetPids, "target-pid", nil, "with --target: the process ids of the instances, in --target's order, for the pause-instance fault (SIGSTOP, SIGCONT)")
 	fs.StringSliceVar(&o.targetCtrs, "target-container", nil, "with --target: the Docker containers the instances run in, in --target's order, for the pause-instance fault (docker pause, docker unpause)")
@@ -223,7 +223,10 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 			return nil, err
 		}
 	}
-	if err := checkAddrs(o.redis, o.zk, o.mysqlDSN); err != nil {
+	if err := checkAddrs(o.redis); err != nil {
+		return nil, err
+	}
+	if err := o.checkKindAddrs(); err != nil {
 		return nil, err
 	}
 	if err := o.resolveBackend(fs); err != nil {
@@ -310,9 +313,11 @@ func (o *runOpts) checkLoad(fs *pflag.FlagSet) error {
 		refusal{o.ttl < 0 || (o.ttl > 0 && o.ttl < time.Millisecond), "--ttl must be at least 1ms (or 0 for each source's default), got %v", []any{o.ttl}},
 		refusal{o.hold < 0, "--hold must not be negative, got %v", []any{o.hold}},
 		refusal{o.reentry < 0, "--reentry must not be negative, got %d", []any{o.reentry}},
-		refusal{o.items < 1 || o.items > 1000, "--items must be between 1 and 1000, got %d", []any{o.items}},
-		refusal{o.cart < 1 || o.cart > o.items, "--cart must be between 1 and --items (%d), got %d", []any{o.items, o.cart}},
-		refusal{o.reads < 0 || o.reads > 100, "--reads is a percentage of the buyers, 0 to 100, got %d", []any{o.reads}},
+		// 0 items or a cart of 0 is the library's default (one); on the
+		// command line it is a mistake. The upper bounds are the library's
+		// (workload.Supports, checkImpls).
+		refusal{o.items < 1, "--items must be at least 1, got %d", []any{o.items}},
+		refusal{o.cart < 1, "--cart must be at least 1, got %d", []any{o.cart}},
 		refusal{o.workers < 0, "--workers must not be negative, got %d", []any{o.workers}},
 	)
 }
@@ -320,17 +325,28 @@ func (o *runOpts) checkLoad(fs *pflag.FlagSet) error {
 // checkNodeFlags checks where the nodes run (--node-mode and the flags
 // that go with it) and the clock error they widen the history by.
 func (o *runOpts) checkNodeFlags(fs *pflag.FlagSet) error {
-	// Whether nodes in processes can drive a service under test is the
-	// workload's to say; the flags name the reason here.
-	service := o.target != "" && workload.SupportsNodes(o.nodeMode, harness.Service().Name, harness.Service().Sale, nil) != nil
+	// Whether nodes in processes can drive a service under test, or reach
+	// a Redis through Sentinel, is the workload's to say: the refusal is
+	// its own, named after the flag.
+	var nodesRefused error
+	switch {
+	case o.nodeMode == "inproc":
+	case o.target != "":
+		nodesRefused = workload.SupportsNodes(o.nodeMode, harness.Service().Name, harness.Service().Sale, nil)
+	case o.backendKind == "sentinel" || o.sentinel != "":
+		nodesRefused = workload.NodesOnFailover(o.nodeMode)
+	}
+	why := ""
+	if nodesRefused != nil {
+		why = strings.TrimPrefix(nodesRefused.Error(), workload.ErrNodesUnsupported.Error()+": ")
+	}
 	return firstRefusal(
 		refusal{!slices.Contains(nodeModes, o.nodeMode), "--node-mode must be one of %s, got %q", []any{strings.Join(nodeModes, ", "), o.nodeMode}},
 		refusal{o.nodeMode == "remote" && o.listen == "", "--node-mode=remote needs --coordinator-listen=HOST:PORT, where its nodes (lockbench node --coordinator=...) dial in", nil},
 		refusal{fs.Changed("node-image") && o.nodeMode != "docker", "--node-image is for --node-mode=docker", nil},
 		refusal{o.nodeMode == "docker" && o.nodeImage == "", "--node-image must not be empty", nil},
 		refusal{o.listen != "" && o.nodeMode != "remote", "--coordinator-listen is for --node-mode=remote; process and docker nodes dial a loopback port of lockbench's choice", nil},
-		refusal{o.nodeMode != "inproc" && (o.backendKind == "sentinel" || o.sentinel != ""), "--node-mode=%s: the Sentinel topology's clients are not carried to nodes in processes yet; use --node-mode=inproc with Sentinel", []any{o.nodeMode}},
-		refusal{o.nodeMode != "inproc" && service, "--node-mode=%s drives lockbench's own sales; with --target the service's instances are the processes", []any{o.nodeMode}},
+		refusal{nodesRefused != nil, "--node-mode=%s: %s", []any{o.nodeMode, why}},
 		refusal{o.clockError < 0, "--clock-error must not be negative, got %v", []any{o.clockError}},
 	)
 }
@@ -344,7 +360,7 @@ func (o *runOpts) checkLimits(fs *pflag.FlagSet) error {
 		refusal{o.checkTimeout <= 0, "--check-timeout must be positive, got %v", []any{o.checkTimeout}},
 		refusal{o.cmdTimeout < time.Millisecond, "--command-timeout must be at least 1ms, got %v", []any{o.cmdTimeout}},
 		refusal{!o.realRedis() && (fs.Changed("prefix") || o.password != ""), "--prefix and --redis-password apply to a real Redis: give --redis too (or --sentinel)", nil},
-		refusal{o.force && !o.realRedis() && o.mysqlDSN == "", "--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)", nil},
+		refusal{o.force && !o.realRedis() && o.addr(servers.KindMySQL) == "", "--force applies to a real Redis or MySQL: give --redis or --mysql-dsn too (or --sentinel)", nil},
 	)
 }
 
@@ -352,10 +368,10 @@ func (o *runOpts) checkLimits(fs *pflag.FlagSet) error {
 // service's own Redis, for its faults, when --target gives one.
 func (o *runOpts) resolveNeeds(impls []harness.Impl) {
 	for _, im := range impls {
-		o.needs |= im.Needs()
+		o.needs = o.needs.Union(im.Needs())
 	}
 	if o.target != "" && o.redis != "" {
-		o.needs |= workload.NeedsRedis
+		o.needs = o.needs.Union(servers.Needs{servers.KindRedis})
 	}
 }
 
@@ -416,7 +432,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	for _, im := range o.gate.schedule(impls) {
 		plans = append(plans, o.plan(im, progress))
 	}
-	err = harness.RunAll(ctx, &o.servers.Servers, plans, func(p harness.Plan, res harness.Result) error {
+	err = harness.RunAll(ctx, &o.servers.Set, plans, func(p harness.Plan, res harness.Result) error {
 		progress.clear()
 		run := reports.NewRun(res.History, res.Report, res.NotFired...)
 		if o.out != "" {
@@ -531,8 +547,7 @@ func (o *runOpts) serverOptions() backends.Options {
 		ZooKeeperImage: o.zkImage,
 		MySQLImage:     o.mysqlImage,
 		Docker:         containers.Docker{},
-		ZooKeeper:      o.zk,
-		MySQLDSN:       o.mysqlDSN,
+		Addrs:          o.kindAddrs(),
 		Endpoints:      o.endpoints,
 		TargetPids:     o.targetPids,
 		TargetLockKey:  o.targetLockKey,
@@ -568,15 +583,30 @@ func listensOn(pid int, u *url.URL) error {
 
 // resolveTarget reads --target: the service's instances, one node each.
 func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
-	t, err := workload.ParseEndpoints(o.target)
+	t, err := servers.ParseEndpoints(o.target)
 	if err != nil {
 		return flagErr("target", err)
 	}
-	for _, name := range []string{"impl", "backend", "zk", "mysql-dsn", "prefix", "reentry", "ttl", "hold", "redlock-servers"} {
+	for _, name := range append([]string{"impl", "backend", "prefix", "reentry", "ttl", "hold", "redlock-servers"}, append(kindFlagNames(false), kindFlagNames(true)...)...) {
 		if fs.Changed(name) {
 			return usageErr("--%s does not apply to --target: the service brings its own lock and servers", name)
 		}
 	}
+	if err := o.checkInstanceControls(t); err != nil {
+		return err
+	}
+	if fs.Changed("nodes") && o.nodes != len(t) {
+		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
+	}
+	o.endpoints, o.nodes = t, len(t)
+	return nil
+}
+
+// checkInstanceControls checks what lockbench is given to act on the
+// service's instances (--target-pid, --target-container, --target-start,
+// --target-redis-via, --target-lock-key): one per instance, in --target's
+// order, each what it claims to be.
+func (o *runOpts) checkInstanceControls(t servers.Endpoints) error {
 	if len(o.targetPids) > 0 && len(o.targetPids) != len(t) {
 		return usageErr("--target-pid gives %s for %s: give one per instance, in --target's order", words.Count(len(o.targetPids), "pid"), words.Count(len(t), "instance"))
 	}
@@ -606,10 +636,6 @@ func (o *runOpts) resolveTarget(fs *pflag.FlagSet) error {
 	if o.targetLockKey != "" && o.redis == "" {
 		return usageErr("--target-lock-key needs --redis, the address of the service's Redis")
 	}
-	if fs.Changed("nodes") && o.nodes != len(t) {
-		return usageErr("--nodes=%d with --target: one node drives each instance, and %s given", o.nodes, words.Count(len(t), "instance is", "instances are"))
-	}
-	o.endpoints, o.nodes = t, len(t)
 	return nil
 }
 
@@ -667,7 +693,7 @@ func runErr(ctx context.Context, err error) error {
 		return err
 	case errors.Is(err, workload.ErrPrefixInUse):
 		return flagErr("prefix", err)
-	case errors.Is(err, workload.ErrTablesInUse):
+	case errors.Is(err, sales.ErrTablesInUse):
 		return flagErr("mysql-dsn", err)
 	case errors.Is(err, faults.ErrUnavailable), errors.Is(err, faults.ErrParam):
 		return flagErr("faults", err)
@@ -794,7 +820,7 @@ func (o *runOpts) resolveBackend(fs *pflag.FlagSet) error {
 // command rebuilds the command line that reproduces the run, or the
 // matrix when sub is "matrix": every flag that was set, and the seed.
 func (o *runOpts) command(sub string) string {
-	return o.commandLine(sub, nil, nil, o.dsnArg(o.needs))
+	return o.commandLine(sub, nil, nil, o.secretArgs(o.needs))
 }
 
 // notReproduced are the flags no reproduce line carries: the seed comes
@@ -803,14 +829,15 @@ func (o *runOpts) command(sub string) string {
 // process ids and containers are carried: without them the line cannot
 // run, and a process id that names another process by then is refused
 // (listensOn).
-var notReproduced = []string{"seed", "redis-password", "mysql-dsn", "json", "out", "cpuprofile"}
+var notReproduced = []string{"seed", "redis-password", "json", "out", "cpuprofile"}
 
 // commandLine makes the reproduce lines of the run, the matrix and each
 // cell with harness.CommandLine: Program and the subcommand sub (none
 // for run), then set (flags the line must carry with these values, in
 // order), then every other flag given on the command line (o.flags) that
-// skip does not name, then the MySQL DSN (when not empty), then the seed.
-func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn string) string {
+// skip does not name nor carries a secret, then secret (a server's
+// secret flags, masked: secretArgs), then the seed.
+func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, secret [][2]string) string {
 	program := Program
 	if sub != "" {
 		program += " " + sub
@@ -818,7 +845,7 @@ func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn st
 	flags := slices.Clone(set)
 	if o.flags != nil {
 		o.flags.VisitAll(func(f *pflag.Flag) {
-			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) ||
+			if !f.Changed || slices.Contains(notReproduced, f.Name) || slices.Contains(skip, f.Name) || slices.Contains(kindFlagNames(true), f.Name) ||
 				slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == f.Name }) {
 				return
 			}
@@ -835,9 +862,7 @@ func (o *runOpts) commandLine(sub string, set [][2]string, skip []string, dsn st
 			}
 		})
 	}
-	if dsn != "" {
-		flags = append(flags, [2]string{"mysql-dsn", dsn})
-	}
+	flags = append(flags, secret...)
 	return harness.CommandLine(program, flags, o.seed)
 }
 
@@ -875,10 +900,10 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 
 // mysqlName names the run's MySQL, "" when it has none.
 func (o *runOpts) mysqlName() string {
-	if o.servers.MySQL == nil {
-		return ""
+	if m := o.servers.Get(servers.KindMySQL); m != nil {
+		return m.Name()
 	}
-	return o.servers.MySQL.Name()
+	return ""
 }
 
 // oneIsZero leaves out of the result a count that is the default one.

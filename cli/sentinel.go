@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/lockbench/lockbench/backends"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/spf13/pflag"
 )
 
@@ -42,7 +43,7 @@ func (o *runOpts) resolveSentinel(fs *pflag.FlagSet) error {
 		return nil
 	}
 	for _, a := range o.sentinelAddrs() {
-		if err := checkHostPort(a); err != nil {
+		if err := servers.CheckHostPort(a); err != nil {
 			return usageErr("--sentinel: %q is not host:port (%v); for example --sentinel=127.0.0.1:26379", a, err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/sentinels"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // Docker starts lockbench's servers in containers: it is the
@@ -16,8 +16,8 @@ type Docker struct{}
 
 var _ backends.Docker = Docker{}
 
-// StartRedis is StartRedis, as a workload.Backend.
-func (Docker) StartRedis(ctx context.Context, image string) (workload.Backend, error) {
+// StartRedis is StartRedis, as a servers.Backend.
+func (Docker) StartRedis(ctx context.Context, image string) (servers.Backend, error) {
 	r, err := StartRedis(ctx, image)
 	if err != nil {
 		return nil, err // not a nil *Redis in a non-nil interface
@@ -25,8 +25,8 @@ func (Docker) StartRedis(ctx context.Context, image string) (workload.Backend, e
 	return r, nil
 }
 
-// StartZooKeeper is StartZooKeeper, as a workload.ZooKeeperServer.
-func (Docker) StartZooKeeper(ctx context.Context, image string) (workload.ZooKeeperServer, error) {
+// StartZooKeeper is StartZooKeeper, as a servers.Addressed.
+func (Docker) StartZooKeeper(ctx context.Context, image string) (servers.Addressed, error) {
 	z, err := StartZooKeeper(ctx, image)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (Docker) StartZooKeeper(ctx context.Context, image string) (workload.ZooKee
 	return z, nil
 }
 
-// StartMySQL is StartMySQL, as the server's DSN and its workload.Host.
+// StartMySQL is StartMySQL, as the server's DSN and its servers.Host.
 func (Docker) StartMySQL(ctx context.Context, image string) (backends.MySQLContainer, error) {
 	m, err := StartMySQL(ctx, image)
 	if err != nil {

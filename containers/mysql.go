@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -30,7 +30,7 @@ const mysqlStartTimeout = 90 * time.Second
 
 // MySQL is a MariaDB (or MySQL) server in a Docker container that
 // lockbench started, listening on 127.0.0.1 with the host's network. It
-// is the workload.Host of the server lockbench dials at its DSN: it says
+// is the servers.Host of the server lockbench dials at its DSN: it says
 // where that runs, and pauses it (docker pause), for the server-pause
 // fault of the SQL sales.
 type MySQL struct {
@@ -104,7 +104,7 @@ func startMySQL(ctx context.Context, image string, port int, addr string) (*MySQ
 }
 
 // DSN reaches the server as root, with no database named: lockbench's
-// workload.DialMySQL then creates its own and drops it after.
+// servers.DialMySQL then creates its own and drops it after.
 func (m *MySQL) DSN() string { return m.dsn }
 
 // Addr is the server's address on the host's loopback.
@@ -125,11 +125,11 @@ func (m *MySQL) Name() string {
 // ContainerID is the Docker ID of the server's container.
 func (m *MySQL) ContainerID() string { return m.ctr.GetContainerID() }
 
-// Where implements workload.Host: the server runs in docker, in its
+// Where implements servers.Host: the server runs in docker, in its
 // image.
 func (m *MySQL) Where() string { return "in docker (" + m.image + ")" }
 
-// Pause implements workload.Pauser with docker pause, as Redis's does.
+// Pause implements servers.Pauser with docker pause, as Redis's does.
 func (m *MySQL) Pause(ctx context.Context, d time.Duration) error {
 	return m.frozen.pause(ctx, d)
 }
@@ -146,4 +146,4 @@ func (m *MySQL) Close() error {
 func (m *MySQL) Image() string { return m.image }
 
 // Interface checks.
-var _ workload.Host = (*MySQL)(nil)
+var _ servers.Host = (*MySQL)(nil)

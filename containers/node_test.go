@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -204,7 +205,7 @@ func TestNodeContainer(t *testing.T) {
 // the history, and no node container is left after the run.
 func TestDockerNodesSale(t *testing.T) {
 	image := nodeImage(t)
-	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestDockerNodesSale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	res, err := harness.Run(ctx, &s.Servers, plan)
+	res, err := harness.Run(ctx, &s.Set, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -57,16 +57,16 @@ const (
 )
 
 // Redis is a redis-server in a Docker container that lockbench started. It
-// is a workload.Backend, a workload.Pauser (docker pause: the process is
+// is a servers.Backend, a servers.Pauser (docker pause: the process is
 // frozen, so it answers nobody and expires nothing) and a
-// workload.Restarter (the container is killed and started again; the
+// servers.Restarter (the container is killed and started again; the
 // server keeps nothing, as it runs with --save "" --appendonly no).
 type Redis struct {
 	image  string
 	addr   string
 	ctr    *testcontainers.DockerContainer
-	ext    *workload.External // reaches the server; its version
-	frozen freezer            // docker pause, with the Docker client
+	ext    *servers.External // reaches the server; its version
+	frozen freezer           // docker pause, with the Docker client
 }
 
 // StartRedis starts image (RedisImage when empty) with host networking and
@@ -167,7 +167,7 @@ func startRedis(ctx context.Context, image string, port int, addr string) (*Redi
 			"--daemonize", "no",
 		},
 		ready: func(ctx context.Context) (err error) {
-			r.ext, err = workload.DialRedis(ctx, addr, "")
+			r.ext, err = servers.DialRedis(ctx, addr, "")
 			return err
 		},
 		timeout: startTimeout,
@@ -188,15 +188,15 @@ func remove(ctr *testcontainers.DockerContainer) error {
 	return testcontainers.TerminateContainer(ctr, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0))
 }
 
-// Name implements workload.Backend.
+// Name implements servers.Backend.
 func (r *Redis) Name() string {
 	return fmt.Sprintf("redis %s in docker (%s)", r.ext.Version(), r.image)
 }
 
-// Version implements workload.Server.
+// Version implements servers.Server.
 func (r *Redis) Version() string { return r.ext.Version() }
 
-// Options implements workload.Backend.
+// Options implements servers.Backend.
 func (r *Redis) Options() *redis.Options { return r.ext.Options() }
 
 // Addr is the server's address on the host's loopback.
@@ -205,14 +205,14 @@ func (r *Redis) Addr() string { return r.addr }
 // ContainerID is the Docker ID of the server's container.
 func (r *Redis) ContainerID() string { return r.ctr.GetContainerID() }
 
-// Pause implements workload.Pauser with docker pause: the server's process
+// Pause implements servers.Pauser with docker pause: the server's process
 // is frozen for d from the moment it is, and thawed in the background. A
 // pause while paused extends it.
 func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 	return r.frozen.pause(ctx, d)
 }
 
-// Restart implements workload.Restarter: the container is killed and
+// Restart implements servers.Restarter: the container is killed and
 // started again, and Restart returns once the server answers PING on the
 // same address. It keeps no data: every key is gone.
 func (r *Redis) Restart(ctx context.Context) error {
@@ -237,13 +237,13 @@ func (r *Redis) Restart(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: restart: the server did not answer: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: restart: the server did not answer: %v", servers.ErrUnreachable, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
-// Close implements workload.Backend: the container is thawed if paused,
+// Close implements servers.Backend: the container is thawed if paused,
 // then stopped and removed.
 func (r *Redis) Close() error {
 	r.frozen.end()
@@ -257,7 +257,7 @@ func (r *Redis) Close() error {
 
 // Interface checks.
 var (
-	_ workload.Backend   = (*Redis)(nil)
-	_ workload.Pauser    = (*Redis)(nil)
-	_ workload.Restarter = (*Redis)(nil)
+	_ servers.Backend   = (*Redis)(nil)
+	_ servers.Pauser    = (*Redis)(nil)
+	_ servers.Restarter = (*Redis)(nil)
 )

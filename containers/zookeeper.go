@@ -131,6 +131,9 @@ func serving(ctx context.Context, addr string) error {
 // Addr is the server's address on the host's loopback.
 func (z *ZooKeeper) Addr() string { return z.addr }
 
+// Addrs implements servers.Addressed.
+func (z *ZooKeeper) Addrs() []string { return []string{z.addr} }
+
 // Version is the server's version as srvr reports it, "" if it did not.
 func (z *ZooKeeper) Version() string { return z.version }
 

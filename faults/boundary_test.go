@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
@@ -261,7 +262,7 @@ func boundarySale(t *testing.T, im locks.Impl, spec string, size boundarySize, s
 	}
 	t.Cleanup(func() { inj.Close() })
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: im.Name, Sale: sales.LockSale(im), Servers: &workload.Servers{Redis: b}, Injector: inj,
+		Name: im.Name, Sale: sales.LockSale(im), Servers: &servers.Set{Redis: b}, Injector: inj,
 		Workload: workload.Workload{Prefix: "t:", Clients: size.clients, Nodes: 2, Workers: 20, Pool: 16,
 			Stock: int64(size.stock), Attempts: 1, Ramp: 300 * time.Millisecond, TTL: size.lease, Timeout: size.timeout,
 			CommandTimeout: 500 * time.Millisecond},

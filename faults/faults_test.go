@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -125,7 +126,7 @@ func TestRegistry(t *testing.T) {
 }
 
 // unavailable is a backend that can neither pause nor restart its server.
-type unavailable struct{ workload.Backend }
+type unavailable struct{ servers.Backend }
 
 func TestAvailability(t *testing.T) {
 	b := redistest.Embedded(t)
@@ -137,10 +138,10 @@ func TestAvailability(t *testing.T) {
 		{"embedded", workload.Reach{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance, Failover}},
 		{"a server that cannot pause or restart", workload.Reach{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance, Failover}},
 		{"a store the proxy cannot reach", workload.Reach{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
-		{"a service under test", workload.Reach{Store: workload.Endpoints{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
+		{"a service under test", workload.Reach{Store: servers.Endpoints{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
 		{"a service with its pids, its lock key and its Redis", workload.Reach{Store: b, Instances: true, LockKey: true},
 			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance, Failover}},
-		{"a service that can be restarted", workload.Reach{Store: workload.Endpoints{}, Instances: true, Restarts: true},
+		{"a service that can be restarted", workload.Reach{Store: servers.Endpoints{}, Instances: true, Restarts: true},
 			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock, Failover}},
 		{"the Sentinel topology lockbench started", workload.Reach{Store: b, InProcess: true, LockKey: true, Failover: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance}},
 		{"a service whose Redis links are relayed", workload.Reach{Store: b, Routed: true},
@@ -276,7 +277,7 @@ func sale(t *testing.T, impl, spec string, lease time.Duration) (*history.Histor
 	t.Cleanup(func() { inj.Close() })
 	s := &sampler{Injector: inj}
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: impl, Sale: saleOf(t, impl), Servers: &workload.Servers{Redis: b}, Injector: s,
+		Name: impl, Sale: saleOf(t, impl), Servers: &servers.Set{Redis: b}, Injector: s,
 		Workload: workload.Workload{Prefix: "t:", Clients: 600, Nodes: 2, Workers: 50, Pool: 16,
 			Stock: 450, Attempts: 1, Ramp: time.Second, TTL: lease, Timeout: 20 * time.Second,
 			CommandTimeout: 500 * time.Millisecond},

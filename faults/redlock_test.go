@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -15,7 +16,7 @@ import (
 // in spec, and judges it.
 func redlockSale(t *testing.T, im locks.Impl, spec string, lease time.Duration, seed uint64) (*history.History, checker.Report) {
 	t.Helper()
-	cl, err := workload.StartEmbeddedCluster(locks.RedlockServers)
+	cl, err := servers.StartEmbeddedCluster(locks.RedlockServers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func redlockSale(t *testing.T, im locks.Impl, spec string, lease time.Duration, 
 	}
 	t.Cleanup(func() { inj.Close() })
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: im.Name, Sale: sales.LockSale(im), Servers: &workload.Servers{Redis: cl}, Injector: inj,
+		Name: im.Name, Sale: sales.LockSale(im), Servers: &servers.Set{Redis: cl}, Injector: inj,
 		Workload: workload.Workload{Prefix: "t:", Clients: 200, Nodes: 2, Workers: 10, Pool: 16,
 			Stock: 100, Attempts: 1, Ramp: 300 * time.Millisecond, TTL: lease, Timeout: time.Minute,
 			CommandTimeout: 500 * time.Millisecond},

@@ -25,7 +25,7 @@ func ExampleRun() {
 	w := harness.Defaults()
 	w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 400, 300, 500*time.Millisecond, 20, 200*time.Millisecond
 	specs, _ := faults.Parse("pause-holder")
-	res, err := harness.Run(ctx, &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
+	res, err := harness.Run(ctx, &servers.Set, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
 	if err != nil {
 		panic(err)
 	}

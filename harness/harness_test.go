@@ -9,7 +9,7 @@ import (
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/locks"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 func TestRegister(t *testing.T) {
@@ -87,19 +87,19 @@ func TestCheckReentry(t *testing.T) {
 func TestNeeds(t *testing.T) {
 	tests := []struct {
 		impl string
-		want workload.Needs
+		want servers.Needs
 	}{
-		{"none", workload.NeedsRedis},
-		{"atomic", workload.NeedsRedis},
-		{"watchdog", workload.NeedsRedis},
-		{"redlock", workload.NeedsRedis | workload.NeedsRedisServers},
-		{"zookeeper", workload.NeedsRedis | workload.NeedsZooKeeper},
-		{"mysql", workload.NeedsMySQL},
-		{"mysql-version", workload.NeedsMySQL},
+		{"none", servers.Needs{servers.KindRedis}},
+		{"atomic", servers.Needs{servers.KindRedis}},
+		{"watchdog", servers.Needs{servers.KindRedis}},
+		{"redlock", servers.Needs{servers.KindRedis, servers.KindRedisServers}},
+		{"zookeeper", servers.Needs{servers.KindRedis, servers.KindZooKeeper}},
+		{"mysql", servers.Needs{servers.KindMySQL}},
+		{"mysql-version", servers.Needs{servers.KindMySQL}},
 	}
 	for _, tt := range tests {
 		im, ok := Lookup(tt.impl)
-		if !ok || im.Needs() != tt.want {
+		if !ok || !slices.Equal(im.Needs(), tt.want) {
 			t.Errorf("%s needs %v, want %v", tt.impl, im.Needs(), tt.want)
 		}
 	}
@@ -108,7 +108,7 @@ func TestNeeds(t *testing.T) {
 // TestAvailable: the one place that decides whether a fault can strike an
 // implementation on the servers.
 func TestAvailable(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +128,11 @@ func TestAvailable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Available(&s.Servers, tt.im, specs, Nodes{}); (err == nil) != tt.ok {
+		if err := Available(&s.Set, tt.im, specs, Nodes{}); (err == nil) != tt.ok {
 			t.Errorf("%s with %s: %v, want ok %v", tt.im.Name, tt.faults, err, tt.ok)
 		}
 	}
-	if _, err := Run(t.Context(), &s.Servers, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
+	if _, err := Run(t.Context(), &s.Set, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
 		t.Errorf("Run of mysql with no MySQL: %v, want ErrPlan", err)
 	}
 }
@@ -141,7 +141,7 @@ func TestAvailable(t *testing.T) {
 // that cannot run stops RunAll before anything is handed on; plans that
 // can run are run in order, each handed on.
 func TestRunAll(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestRunAll(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			err := RunAll(t.Context(), &s.Servers, tt.plans, func(p Plan, res Result) error {
+			err := RunAll(t.Context(), &s.Set, tt.plans, func(p Plan, res Result) error {
 				if res.History == nil {
 					t.Fatalf("handed on %s's plan with no history", p.Impl.Name)
 				}
@@ -201,7 +201,7 @@ func TestRunAll(t *testing.T) {
 // TestRunRefusesBadRate: a rate that is not a number of buyers per second
 // is a bad plan, refused before anything runs.
 func TestRunRefusesBadRate(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestRunRefusesBadRate(t *testing.T) {
 	for _, rate := range []float64{-1, math.NaN(), math.Inf(1)} {
 		w := Defaults()
 		w.Rate = rate
-		if _, err := Run(t.Context(), &s.Servers, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
+		if _, err := Run(t.Context(), &s.Set, Plan{Impl: lua, Workload: w}); !errors.Is(err, ErrPlan) {
 			t.Errorf("Run at a rate of %v: %v, want ErrPlan", rate, err)
 		}
 	}

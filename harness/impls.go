@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -27,7 +28,7 @@ type Impl struct {
 }
 
 // Needs are the servers the implementation runs on.
-func (im Impl) Needs() workload.Needs { return im.Sale.Needs() }
+func (im Impl) Needs() servers.Needs { return im.Sale.Needs() }
 
 // CheckReentry refuses a reentry (Workload.Reentry: nested acquisitions
 // inside the critical section) that im's lock cannot do: a nested acquire

@@ -10,7 +10,7 @@ import (
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/locks"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // shortLease is lua declaring a lease 1,000 times longer than the one it
@@ -36,7 +36,7 @@ func shortLease(t *testing.T) Impl {
 // --ttl, and under --faults (whose lease is forced), named by the check;
 // lua, which takes what it says, passes the same sales.
 func TestLeaseAsDeclared(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestLeaseAsDeclared(t *testing.T) {
 			w := Defaults()
 			w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 60, 30, 50*time.Millisecond, 10, tt.ttl
 			for _, im := range []Impl{shortLease(t), lua} {
-				res, err := Run(t.Context(), &s.Servers, Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
+				res, err := Run(t.Context(), &s.Set, Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -43,14 +44,14 @@ func processPlan(t *testing.T, impl string, clients int) Plan {
 }
 
 func TestProcessNodesSmoke(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	res, err := Run(ctx, &s.Servers, processPlan(t, "watchdog", 400))
+	res, err := Run(ctx, &s.Set, processPlan(t, "watchdog", 400))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func (p *pauser) Run(ctx context.Context, c *workload.Controls) {
 // nothing while it is, though the other node sells on; both clocks are
 // the machine's one monotonic clock, read in each node's own process.
 func TestProcessPauseMakesNoCalls(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestProcessPauseMakesNoCalls(t *testing.T) {
 	plan.Workload.Ramp = time.Second
 	p := &pauser{done: make(chan struct{})}
 	im := plan.Impl
-	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: &s.Servers, Workload: plan.Workload, Launcher: plan.Nodes.Launcher, Injector: p}
+	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: &s.Set, Workload: plan.Workload, Launcher: plan.Nodes.Launcher, Injector: p}
 	h, err := workload.Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestProcessPauseMakesNoCalls(t *testing.T) {
 // measured bound (well under a millisecond on loopback), the same run
 // shows overlaps that never happened: why the widening is needed.
 func TestRemoteClockError(t *testing.T) {
-	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendEmbedded}, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestRemoteClockError(t *testing.T) {
 				}
 				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			}
-			res, err := Run(t.Context(), &s.Servers, plan)
+			res, err := Run(t.Context(), &s.Set, plan)
 			if err != nil {
 				t.Fatal(err)
 			}

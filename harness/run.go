@@ -20,6 +20,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -89,7 +90,7 @@ type Nodes struct {
 }
 
 // Sentinel errors of Run, matched with errors.Is; the workload's
-// (workload.ErrUnreachable, ErrPrefixInUse, ErrTablesInUse) and the
+// (servers.ErrUnreachable, ErrPrefixInUse, ErrTablesInUse) and the
 // faults' (faults.ErrUnavailable, ErrParam) come through as they are.
 var (
 	// ErrPlan means the plan cannot run: no sale, a reentry the lock
@@ -97,13 +98,13 @@ var (
 	ErrPlan = errors.New("harness: bad plan")
 )
 
-// Available checks that every fault of specs can strike im on servers,
+// Available checks that every fault of specs can strike im on set,
 // the one place a fault's availability is decided: the server that holds
 // the inventory must pause or restart for the server faults, the nodes'
 // links must go through the fault proxy for latency and partition. The
 // error wraps faults.ErrUnavailable.
-func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes Nodes) error {
-	t, err := reach(servers, im, nodes)
+func Available(set *servers.Set, im Impl, specs []faults.Spec, nodes Nodes) error {
+	t, err := reach(set, im, nodes)
 	if err != nil {
 		return err
 	}
@@ -116,8 +117,8 @@ func Available(servers *workload.Servers, im Impl, specs []faults.Spec, nodes No
 }
 
 // reach is what the faults of a run of im on servers can act on.
-func reach(servers *workload.Servers, im Impl, nodes Nodes) (workload.Reach, error) {
-	t, err := servers.Reach(im.Sale)
+func reach(set *servers.Set, im Impl, nodes Nodes) (workload.Reach, error) {
+	t, err := workload.ReachOf(set, im.Sale)
 	if err != nil {
 		return t, fmt.Errorf("%w: %v", ErrPlan, err)
 	}
@@ -130,9 +131,9 @@ func reach(servers *workload.Servers, im Impl, nodes Nodes) (workload.Reach, err
 // (Available). Run checks it before the sale, RunAll before the first
 // sale of all its plans. The error wraps ErrPlan or
 // faults.ErrUnavailable.
-func Check(servers *workload.Servers, plan Plan) error {
+func Check(set *servers.Set, plan Plan) error {
 	im, w := plan.Impl, plan.Workload
-	if servers == nil {
+	if set == nil {
 		return fmt.Errorf("%w: no servers (backends.Open gives them)", ErrPlan)
 	}
 	if im.Sale == nil {
@@ -144,18 +145,18 @@ func Check(servers *workload.Servers, plan Plan) error {
 	if err := im.CheckReentry(w.Reentry); err != nil {
 		return err
 	}
-	if missing := servers.Missing(im.Needs() &^ workload.NeedsRedisServers); missing != 0 {
+	if missing := set.Missing(im.Needs().Without(servers.KindRedisServers)); len(missing) > 0 {
 		return fmt.Errorf("%w: %s runs on %s, which the servers lack", ErrPlan, im.Name, missing)
 	}
 	if err := workload.Supports(im.Sale, w); err != nil {
 		return fmt.Errorf("%w: %v", ErrPlan, err)
 	}
 	if l := plan.Nodes.Launcher; l != nil {
-		if err := workload.SupportsNodes(l.Mode(), im.Name, im.Sale, servers); err != nil {
+		if err := workload.SupportsNodes(l.Mode(), im.Name, im.Sale, set); err != nil {
 			return fmt.Errorf("%w: %v", ErrPlan, err)
 		}
 	}
-	return Available(servers, im, plan.Faults, plan.Nodes)
+	return Available(set, im, plan.Faults, plan.Nodes)
 }
 
 // Result is what Run gives: the history the sale recorded and the
@@ -174,26 +175,26 @@ type Result struct {
 	NotFired []string
 }
 
-// Run runs plan's sale on servers, injects its faults, checks what was
+// Run runs plan's sale on set, injects its faults, checks what was
 // recorded and returns the history with the checker's report.
 //
 // The error is for infrastructure and for plans that cannot run (Check),
 // which leave the Result empty; a lock that fails shows in the report,
-// never here. A server lost during the sale (workload.ErrUnreachable)
+// never here. A server lost during the sale (servers.ErrUnreachable)
 // still returns the history, judged as far as it goes, beside the error.
-func Run(ctx context.Context, servers *workload.Servers, plan Plan) (Result, error) {
-	if err := Check(servers, plan); err != nil {
+func Run(ctx context.Context, set *servers.Set, plan Plan) (Result, error) {
+	if err := Check(set, plan); err != nil {
 		return Result{}, err
 	}
 	im, w := plan.Impl, plan.Workload
-	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: servers, Workload: w, Progress: plan.Progress,
+	cfg := workload.Config{Name: im.Name, Sale: im.Sale, Servers: set, Workload: w, Progress: plan.Progress,
 		Launcher: plan.Nodes.Launcher, Listen: plan.Nodes.Listen, ClockError: plan.Nodes.ClockError}
 	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
 	cfg.Lease = cmp.Or(cfg.TTL, im.DefaultTTL)
 	served := &leaseCheck{}
-	if len(plan.Faults) > 0 || len(servers.TargetVia) > 0 && im.Needs().Has(workload.NeedsTarget) {
-		t, _ := reach(servers, im, plan.Nodes) // Check found it
+	if len(plan.Faults) > 0 || len(set.TargetVia) > 0 && im.Needs().Has(servers.KindTarget) {
+		t, _ := reach(set, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
 		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
 		if err != nil {
@@ -237,7 +238,7 @@ type lostError struct{ err error }
 func (e lostError) Error() string   { return e.err.Error() }
 func (e lostError) Unwrap() []error { return []error{ErrLost, e.err} }
 
-// RunAll runs plans one after another on servers, as the CLI runs several
+// RunAll runs plans one after another on set, as the CLI runs several
 // implementations and repetitions, and hands each plan's Result to done,
 // in order. Before the first sale it checks every plan (Check), so
 // that a fault the servers cannot take in the last plan fails before the
@@ -249,9 +250,9 @@ func (e lostError) Unwrap() []error { return []error{ErrLost, e.err} }
 // wraps ErrLost). When ctx ends, the sale in progress is cut short,
 // judged as recorded and handed on, and RunAll returns ctx's cause
 // without starting another.
-func RunAll(ctx context.Context, servers *workload.Servers, plans []Plan, done func(Plan, Result) error) error {
+func RunAll(ctx context.Context, set *servers.Set, plans []Plan, done func(Plan, Result) error) error {
 	for _, p := range plans {
-		if err := Check(servers, p); err != nil {
+		if err := Check(set, p); err != nil {
 			return err
 		}
 	}
@@ -259,7 +260,7 @@ func RunAll(ctx context.Context, servers *workload.Servers, plans []Plan, done f
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		res, err := Run(ctx, servers, p)
+		res, err := Run(ctx, set, p)
 		if res.History == nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/internal/freeze"
 	"github.com/lockbench/lockbench/reports"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -30,7 +31,7 @@ func TestStarvedHarnessIsInconclusive(t *testing.T) {
 			name = "stalled"
 		}
 		t.Run(name, func(t *testing.T) {
-			s, err := backends.Open(t.Context(), backends.Options{}, workload.NeedsRedis)
+			s, err := backends.Open(t.Context(), backends.Options{}, servers.Needs{servers.KindRedis})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +45,7 @@ func TestStarvedHarnessIsInconclusive(t *testing.T) {
 					once.Do(func() { frozen, err = freeze.Process(os.Getpid(), 1200*time.Millisecond) })
 				}
 			}}
-			res, rerr := Run(t.Context(), &s.Servers, plan)
+			res, rerr := Run(t.Context(), &s.Set, plan)
 			if frozen != nil {
 				<-frozen
 			}

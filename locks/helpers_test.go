@@ -71,7 +71,7 @@ var backends = []backend{
 }
 
 // startEmbedded starts miniredis on a free loopback port with its clock
-// driven in real time, as workload.StartEmbedded does (locks cannot import
+// driven in real time, as servers.StartEmbedded does (locks cannot import
 // workload), so that leases expire as on a real server.
 func startEmbedded(t testing.TB) string {
 	t.Helper()

@@ -108,9 +108,25 @@ type Env struct {
 	// server first. Nil for every other implementation; a multi-server
 	// lock given none runs on Redis alone.
 	Servers []Redis
-	// ZooKeeper is the node's way to a ZooKeeper server, for the
-	// implementations whose lock lives there; nil when the run has none.
-	ZooKeeper *ZooKeeper
+	// Remote is the node's way to the server a lock lives on when that is
+	// not Redis (a ZooKeeper: Uses names its kind); nil when the run has
+	// none.
+	Remote *Remote
+}
+
+// Remote is how one node reaches a server other than Redis that a lock
+// lives on (ZooKeeper). Each node opens its own sessions through it, as
+// each of the sources' processes has its own client.
+type Remote struct {
+	// Addrs are the server's host:port addresses (a cluster's members),
+	// already routed through the node's fault proxy when a fault wants
+	// one.
+	Addrs []string
+	// Wait waits out the node's pause: every read and write on the node's
+	// connections waits on it, heartbeats included, so that a node paused
+	// past its session's lease loses the session. Nil means the node is
+	// never paused.
+	Wait func(ctx context.Context) error
 }
 
 func (e *Env) now() time.Time {
@@ -153,23 +169,26 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
-// Uses says which servers a lock lives on.
-type Uses uint8
+// Uses names the kind of server a lock lives on, as package servers
+// names it (servers.Kind): the run gives the lock a server of that kind.
+type Uses string
 
-// The servers a lock can live on.
+// The servers lockbench's own locks live on. A lock on another kind of
+// server names that kind ("etcd"); the server reaches the lock as
+// Env.Remote.
 const (
-	// UsesRedis is one Redis: Env.Redis.
-	UsesRedis Uses = iota
+	// UsesRedis, the zero Uses, is one Redis: Env.Redis.
+	UsesRedis Uses = ""
 	// UsesServers is several independent Redis servers, one client of
 	// each in Env.Servers (redlock); given none, the lock runs on
 	// Env.Redis alone.
-	UsesServers
-	// UsesZooKeeper is a ZooKeeper: Env.ZooKeeper.
-	UsesZooKeeper
+	UsesServers Uses = "redis-servers"
 	// UsesReplica is one Redis primary with a replica (Env.Redis, a
 	// failover client through Sentinel): a lock that waits for its
 	// replica (WAIT) is never obtained on a server without one.
-	UsesReplica
+	UsesReplica Uses = "redis-replica"
+	// UsesZooKeeper is a ZooKeeper: Env.Remote.
+	UsesZooKeeper Uses = "zookeeper"
 )
 
 // Info is what an implementation is to the people who run it: the name

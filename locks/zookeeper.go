@@ -14,19 +14,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// ZooKeeper is how one node reaches ZooKeeper. Each node opens its own
-// session through it, as each of the source's JVMs has its own client.
-type ZooKeeper struct {
-	// Addr is the server's host:port, already routed through a fault
-	// proxy when a fault wants one.
-	Addr string
-	// Wait waits out the node's pause: every read and write on the node's
-	// ZooKeeper connections waits on it, heartbeats included, so that a
-	// node paused past the session timeout loses its session. Nil means
-	// the node is never paused.
-	Wait func(ctx context.Context) error
-}
-
 // zkSourceSession is source 002's sessionTimeout: 40000 ms.
 const zkSourceSession = 40 * time.Second
 
@@ -64,7 +51,7 @@ type zkLock struct {
 
 func newZooKeeper(faithful bool) func(context.Context, Env) (Locker, error) {
 	return func(ctx context.Context, env Env) (Locker, error) {
-		if env.ZooKeeper == nil {
+		if env.Remote == nil || len(env.Remote.Addrs) == 0 {
 			return nil, errNoZooKeeper
 		}
 		l := &zkLock{
@@ -79,7 +66,7 @@ func newZooKeeper(faithful bool) func(context.Context, Env) (Locker, error) {
 		}
 		if err := s.ensure(l.dir); err != nil {
 			l.Close()
-			return nil, fmt.Errorf("locks: zookeeper at %s: creating %s: %w", env.ZooKeeper.Addr, l.dir, err)
+			return nil, fmt.Errorf("locks: zookeeper at %s: creating %s: %w", env.Remote.Addrs[0], l.dir, err)
 		}
 		return l, nil
 	}
@@ -101,7 +88,7 @@ func (l *zkLock) session(ctx context.Context) (*zkSession, error) {
 	if l.cur != nil {
 		return l.cur, nil
 	}
-	s, err := dialZK(ctx, l.env.ZooKeeper, l.ttl)
+	s, err := dialZK(ctx, l.env.Remote, l.ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -378,11 +365,11 @@ type zkSession struct {
 
 // dialZK opens a session to z with the given timeout, waiting until the
 // server has granted it or ctx ends.
-func dialZK(ctx context.Context, z *ZooKeeper, timeout time.Duration) (*zkSession, error) {
+func dialZK(ctx context.Context, z *Remote, timeout time.Duration) (*zkSession, error) {
 	link := &zkLink{wait: z.Wait}
 	granted := make(chan struct{})
 	var once sync.Once
-	conn, _, err := zk.Connect([]string{z.Addr}, timeout,
+	conn, _, err := zk.Connect(z.Addrs, timeout,
 		zk.WithDialer(link.dial),
 		zk.WithLogger(quietLog{}),
 		zk.WithLogInfo(false),
@@ -392,7 +379,7 @@ func dialZK(ctx context.Context, z *ZooKeeper, timeout time.Duration) (*zkSessio
 			}
 		}))
 	if err != nil {
-		return nil, fmt.Errorf("locks: zookeeper at %s: %w", z.Addr, err)
+		return nil, fmt.Errorf("locks: zookeeper at %s: %w", strings.Join(z.Addrs, ","), err)
 	}
 	t := time.NewTimer(max(5*time.Second, 2*timeout))
 	defer t.Stop()
@@ -406,7 +393,7 @@ func dialZK(ctx context.Context, z *ZooKeeper, timeout time.Duration) (*zkSessio
 	}
 	link.kill()
 	conn.Close()
-	return nil, fmt.Errorf("locks: zookeeper at %s: %w", z.Addr, err)
+	return nil, fmt.Errorf("locks: zookeeper at %s: %w", strings.Join(z.Addrs, ","), err)
 }
 
 // ensure creates dir and its parent as persistent nodes if missing

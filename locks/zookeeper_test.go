@@ -41,7 +41,7 @@ func TestZooKeeper(t *testing.T) {
 // test ends.
 func zkNode(t *testing.T, im locks.Impl, addr, key string, ttl time.Duration, wait func(context.Context) error) locks.Locker {
 	t.Helper()
-	l, err := im.New(t.Context(), locks.Env{Key: key, TTL: ttl, ZooKeeper: &locks.ZooKeeper{Addr: addr, Wait: wait}})
+	l, err := im.New(t.Context(), locks.Env{Key: key, TTL: ttl, Remote: &locks.Remote{Addrs: []string{addr}, Wait: wait}})
 	if err != nil {
 		t.Fatalf("%s: New: %v", im.Name, err)
 	}

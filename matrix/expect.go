@@ -8,7 +8,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/reports"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // MeasuredOnly is the expectation of the cells of an implementation with
@@ -86,7 +86,7 @@ func measuredFaults(im harness.Impl) []string {
 		}
 	}
 	out = append(out, "server-pause")
-	if !im.Needs().Has(workload.NeedsMySQL) {
+	if !im.Needs().Has(servers.KindMySQL) {
 		out = append(out, "partition")
 	}
 	return out

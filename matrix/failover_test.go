@@ -3,7 +3,7 @@ package matrix_test
 import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/matrix"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // The failover rows of the truth table run under TestTruthTable's
@@ -14,7 +14,7 @@ import (
 // fault is the failover, or its lock waits for a replica.
 func sentinelCell(c matrix.Cell) bool {
 	im, ok := harness.Lookup(c.Impl)
-	return c.Fault == "failover" || ok && im.Needs().Has(workload.NeedsReplica)
+	return c.Fault == "failover" || ok && im.Needs().Has(servers.KindRedisReplica)
 }
 
 // failoverSeeds bounds the seeds of the failover rows: each run stops a

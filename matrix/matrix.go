@@ -21,7 +21,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/reports"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // Sentinel errors of the matrix, matched with errors.Is.
@@ -240,7 +240,7 @@ type Result struct {
 // other error (a key prefix in use, a server unreachable) ends the run,
 // with the cells run so far. When ctx ends, the cells run before are
 // kept; the cell it cut short is not (its history may be on disk).
-func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options) (Result, error) {
+func Run(ctx context.Context, servers *servers.Set, cells []Cell, o Options) (Result, error) {
 	var res Result
 	for _, cell := range cells {
 		if ctx.Err() != nil {
@@ -278,7 +278,7 @@ func Run(ctx context.Context, servers *workload.Servers, cells []Cell, o Options
 // never differing. An interrupted rerun
 // keeps the try before it. A sweep's values are not rerun: a sweep that
 // misses with any value's run saturated is inconclusive.
-func RunCell(ctx context.Context, servers *workload.Servers, cell Cell, o Options) (reports.MatrixCell, error) {
+func RunCell(ctx context.Context, servers *servers.Set, cell Cell, o Options) (reports.MatrixCell, error) {
 	if o.Sweep != nil {
 		mc := reports.MatrixCell{Cell: cell.Name(), Impl: cell.Impl, Fault: cell.Entry(), Expected: cell.Want.Label, Why: cell.Why}
 		return sweepCell(ctx, servers, mc, cell, o)
@@ -352,7 +352,7 @@ func Saturated(r *reports.Run) bool {
 
 // sweepCell runs cell once per value of the sweep, rising, and judges
 // the values together (see SweepMatch).
-func sweepCell(ctx context.Context, servers *workload.Servers, mc reports.MatrixCell, cell Cell, o Options) (reports.MatrixCell, error) {
+func sweepCell(ctx context.Context, servers *servers.Set, mc reports.MatrixCell, cell Cell, o Options) (reports.MatrixCell, error) {
 	sw := o.Sweep
 	mc.Sweep = &reports.CellSweep{Param: sw.Param}
 	var judged []SweepRun
@@ -429,7 +429,7 @@ func SweepMatch(want Expect, runs []SweepRun) bool {
 // runOnce runs cell with fault entry, its history under a directory of
 // Out named after the cell (and label, when a sweep gives one), and
 // returns the run and the node count it ran with.
-func runOnce(ctx context.Context, servers *workload.Servers, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
+func runOnce(ctx context.Context, servers *servers.Set, cell Cell, entry, label string, o Options) (*reports.Run, int, error) {
 	plan, err := cell.Plan(o.Base, entry)
 	if err != nil {
 		return nil, 0, err

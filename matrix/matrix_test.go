@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/zktest"
 	"github.com/lockbench/lockbench/matrix"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -123,7 +124,7 @@ func TestTruthTable(t *testing.T) {
 	// The cells whose lock or inventory lives in ZooKeeper or MySQL wait on
 	// those servers, not on this process: they take slots of their own,
 	// beside the Redis cells.
-	servers := make(chan struct{}, 2)
+	otherServers := make(chan struct{}, 2)
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			// The two kinds run side by side: a cell spends most of its
@@ -147,8 +148,8 @@ func TestTruthTable(t *testing.T) {
 						t.Fatalf("no implementation %s", cell.Impl)
 					}
 					needs := im.Needs()
-					mysqlCell := needs.Has(workload.NeedsMySQL)
-					zkCell := needs.Has(workload.NeedsZooKeeper)
+					mysqlCell := needs.Has(servers.KindMySQL)
+					zkCell := needs.Has(servers.KindZooKeeper)
 					if kind == "process" {
 						if !processCell(cell, im) {
 							t.Skip("the process kind runs the cells of the faults that stop or kill a node, on sales nodes in processes can run")
@@ -165,21 +166,21 @@ func TestTruthTable(t *testing.T) {
 					t.Parallel()
 					slots := redisSlots
 					if mysqlCell || zkCell {
-						slots = servers
+						slots = otherServers
 					}
 					slots <- struct{}{}
 					defer func() { <-slots }()
 					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
 						t.Skip("lockbench cannot restart redis-servers it reaches by address")
 					}
-					o := backends.Options{ZooKeeper: zk}
+					o := backends.Options{Addrs: map[servers.Kind]string{servers.KindZooKeeper: zk}}
 					switch {
 					case kind == "sentinel":
 						// Every cell its own primary, replica and Sentinels:
 						// a failover leaves the topology changed.
 						o.Backend = backends.BackendSentinel
 					case mysqlCell:
-						o.MySQLDSN = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
+						o.Addrs[servers.KindMySQL] = mysqltest.Start(t).DatabaseDSN(t, fmt.Sprintf("lbtruth_%d", i))
 					case kind == "embedded", kind == "process" && shared == "":
 						// Every cell its own embedded server (five for a lock
 						// on several, backends.RedlockServers).
@@ -288,19 +289,19 @@ func truthZooKeeper(t *testing.T, want bool) string {
 
 // open opens the servers of needs as o says, through backends as the
 // CLI does, until the test ends.
-func open(t *testing.T, o backends.Options, needs workload.Needs) *workload.Servers {
+func open(t *testing.T, o backends.Options, needs servers.Needs) *servers.Set {
 	t.Helper()
 	s, err := backends.Open(t.Context(), o, needs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &s.Servers
+	return &s.Set
 }
 
 // embedded is an embedded Redis of the test's own.
-func embedded(t *testing.T) *workload.Servers {
-	return open(t, backends.Options{}, workload.NeedsRedis)
+func embedded(t *testing.T) *servers.Set {
+	return open(t, backends.Options{}, servers.Needs{servers.KindRedis})
 }
 
 // multiServer reports whether a cell's implementation runs on several
@@ -329,7 +330,7 @@ func TestCellWhoseFaultNeverFiredDoesNotMatch(t *testing.T) {
 
 // unpausable hides the Pause and Restart of the backend it wraps: a
 // server lockbench cannot pause.
-type unpausable struct{ workload.Backend }
+type unpausable struct{ servers.Backend }
 
 // TestRunSkipsWhatTheServersCannotTake: a cell whose fault the servers
 // cannot take is skipped and named, never run, never judged.

@@ -11,7 +11,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/matrix"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // TestFailoverInDocker runs the truth table's lua/failover cell on the
@@ -27,7 +27,7 @@ func TestFailoverInDocker(t *testing.T) {
 		t.Fatal("no lua/failover cell in the truth table")
 	}
 	o := backends.Options{Backend: backends.BackendSentinel, SentinelDocker: true, RedisImage: image, Docker: containers.Docker{}}
-	s, err := backends.Open(t.Context(), o, workload.NeedsRedis)
+	s, err := backends.Open(t.Context(), o, servers.Needs{servers.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestFailoverInDocker(t *testing.T) {
 	for seed := uint64(1); seed <= failoverSeeds && seen == 0; seed++ {
 		base.Seed = seed
 		base.Workload.Prefix = fmt.Sprintf("lockbench-test:docker:%d:", seed)
-		mc, err := matrix.RunCell(t.Context(), &s.Servers, cell, matrix.Options{Base: base})
+		mc, err := matrix.RunCell(t.Context(), &s.Set, cell, matrix.Options{Base: base})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

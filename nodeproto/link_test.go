@@ -47,7 +47,7 @@ func TestRoundTrip(t *testing.T) {
 	}{
 		{"hello", &Message{Kind: Hello, Node: 3, Token: "tok"}},
 		{"ping", &Message{Kind: Ping, ID: 7, T0: 12345}},
-		{"setup", &Message{Kind: Setup, Setup: &Assignment{Node: 1, Nodes: 2, UUID: "u", Impl: "redlock", Clients: 10, Workload: []byte{1, 2, 3}, Redis: &Redis{Addr: "127.0.0.1:6379", Username: "u", Password: "p", DB: 2}, ZooKeeper: "127.0.0.1:2181", MySQL: "root@tcp(127.0.0.1:3306)/x", Probes: true}}},
+		{"setup", &Message{Kind: Setup, Setup: &Assignment{Node: 1, Nodes: 2, UUID: "u", Impl: "redlock", Clients: 10, Workload: []byte{1, 2, 3}, Redis: &Redis{Addr: "127.0.0.1:6379", Username: "u", Password: "p", DB: 2}, Servers: map[string]string{"zookeeper": "127.0.0.1:2181", "mysql": "root@tcp(127.0.0.1:3306)/x"}, Probes: true}}},
 		{"probe", &Message{Kind: Probe, Client: 4, Attempt: 1, Point: "after-acquire", Ops: []history.Op{{Client: 4, Attempt: 1}}}},
 		{"done", &Message{Kind: Done, Client: 9, Ops: []history.Op{{Client: 9}, {Client: 9, Attempt: 1}}}},
 		{"end", &Message{Kind: End, Commands: 99, Unread: true, Health: &h}},

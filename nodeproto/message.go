@@ -126,10 +126,11 @@ type Assignment struct {
 	// Redis is the address the node's clients dial (the coordinator's
 	// fault proxy, when it routes the node), nil without Redis.
 	Redis *Redis
-	// ZooKeeper is the ZooKeeper address the node dials, "" for none.
-	ZooKeeper string
-	// MySQL is the MySQL DSN, "" for none.
-	MySQL string
+	// Servers are the sale's other servers, by kind (a servers.Kind):
+	// the addresses the node dials, routed through the coordinator's
+	// fault proxy and joined by commas, or the spec (a DSN) of a server
+	// reached directly. The node rebuilds each with its kind's Node.
+	Servers map[string]string
 	// Probes is true when faults are injected: the node sends each probe
 	// point to the coordinator and waits for its answer.
 	Probes bool

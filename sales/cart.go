@@ -105,7 +105,7 @@ func (s *lockSeller) buyCart(ctx context.Context, a *workload.Attempt, m locks.M
 	s.release(ctx, a, nested, lease)
 }
 
-// cartSale is the seeds' read-modify-write over every item of a cart.
+// cartSale is the sources' read-modify-write over every item of a cart.
 func (s *redisSeller) cartSale(ctx context.Context, a *workload.Attempt) {
 	c := s.n.Redis()
 	a.Each(workload.Recorder.Reading)

@@ -1,5 +1,5 @@
 // Package sales holds lockbench's own sale protocols, each a
-// workload.Sale: LockSale runs the seeds' read-modify-write under any
+// workload.Sale: LockSale runs the sources' read-modify-write under any
 // locks.Impl, NoLock and Atomic sell without a lock from the inventory in
 // Redis, SQLSale sells from MySQL tables the database guards, and
 // HTTPSale buys from a running service under test over lockbench's

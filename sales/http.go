@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -52,7 +53,7 @@ func HTTPSale() workload.Sale { return httpSale{} }
 
 type httpSale struct{}
 
-func (httpSale) Needs() workload.Needs { return workload.NeedsTarget }
+func (httpSale) Needs() servers.Needs  { return servers.Needs{servers.KindTarget} }
 func (httpSale) Guard() workload.Guard { return workload.Guard{} }
 
 // Inventory is the service's own store, reached through its protocol (the
@@ -60,7 +61,7 @@ func (httpSale) Guard() workload.Guard { return workload.Guard{} }
 // reset goes through them).
 func (httpSale) Inventory(env workload.Env) (workload.Inventory, error) {
 	if env.Servers == nil || len(env.Servers.Endpoints) == 0 {
-		return nil, workload.ErrMissingServer
+		return nil, servers.ErrMissing
 	}
 	return &httpInventory{t: env.Servers.Endpoints, c: &http.Client{}, bound: env.Workload.LostAfter()}, nil
 }
@@ -195,7 +196,7 @@ func refused(err error) bool {
 // httpInventory is the inventory of a service under test: reset, state
 // and a dial of its first instance to see that it answers.
 type httpInventory struct {
-	t workload.Endpoints
+	t servers.Endpoints
 	c *http.Client
 	// bound is how long a reset or a state read may take: the run's
 	// workload.Workload.LostAfter (two command timeouts, 5 s at least), within the caller's
@@ -225,7 +226,7 @@ func (v *httpInventory) Prepare(ctx context.Context, stock int64, _ bool) error 
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := v.c.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: service at %s: POST %s: %s", workload.ErrUnreachable, v.t[0], pathReset, failure(rctx, err, d))
+		return fmt.Errorf("%w: service at %s: POST %s: %s", servers.ErrUnreachable, v.t[0], pathReset, failure(rctx, err, d))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -263,7 +264,7 @@ func (v *httpInventory) state(ctx context.Context, u *url.URL) (stateAnswer, err
 	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, u.String()+pathState, nil)
 	resp, err := v.c.Do(req)
 	if err != nil {
-		return s, fmt.Errorf("%w: service at %s: GET %s: %s", workload.ErrUnreachable, u, pathState, failure(rctx, err, d))
+		return s, fmt.Errorf("%w: service at %s: GET %s: %s", servers.ErrUnreachable, u, pathState, failure(rctx, err, d))
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -82,7 +83,7 @@ func serve(t *testing.T, h http.Handler) *url.URL {
 // service at u.
 func httpConfig(u *url.URL, clients int, stock int64) workload.Config {
 	return workload.Config{
-		Name: "service", Sale: sales.HTTPSale(), Servers: &workload.Servers{Endpoints: workload.Endpoints{u, u}},
+		Name: "service", Sale: sales.HTTPSale(), Servers: &servers.Set{Endpoints: servers.Endpoints{u, u}},
 		Workload: workload.Workload{Clients: clients, Nodes: 2, Workers: 10, Pool: 10, Stock: stock, Attempts: 1,
 			Ramp: 50 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 	}
@@ -167,9 +168,9 @@ func TestHTTPSaleDeadInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := httpConfig(u, 10, 5)
-	cfg.Servers.Endpoints = workload.Endpoints{u, dead}
+	cfg.Servers.Endpoints = servers.Endpoints{u, dead}
 	h, err := workload.Run(t.Context(), cfg)
-	if !errors.Is(err, workload.ErrUnreachable) || !strings.Contains(err.Error(), dead.String()) {
+	if !errors.Is(err, servers.ErrUnreachable) || !strings.Contains(err.Error(), dead.String()) {
 		t.Fatalf("Run: error %v, want ErrUnreachable naming %s", err, dead)
 	}
 	if h != nil {

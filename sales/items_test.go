@@ -12,15 +12,16 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // itemServers are the servers an items test runs on: the embedded one,
 // and a real redis-server when there is one (required with
 // LOCKBENCH_REQUIRE_REDIS=1).
-func itemServers(t *testing.T) map[string]workload.Backend {
+func itemServers(t *testing.T) map[string]servers.Backend {
 	t.Helper()
-	out := map[string]workload.Backend{"embedded": redistest.Embedded(t)}
+	out := map[string]servers.Backend{"embedded": redistest.Embedded(t)}
 	if !redistest.Available() {
 		if os.Getenv(redistest.RequireEnv) == "1" {
 			t.Fatal("redis-server not on PATH")
@@ -31,7 +32,7 @@ func itemServers(t *testing.T) map[string]workload.Backend {
 		})
 		return out
 	}
-	ext, err := workload.DialRedis(t.Context(), redistest.Start(t), "")
+	ext, err := servers.DialRedis(t.Context(), redistest.Start(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +42,12 @@ func itemServers(t *testing.T) map[string]workload.Backend {
 }
 
 // itemSale runs a small sale of sale with w's items, carts and readers.
-func itemSale(t *testing.T, s workload.Backend, name string, sale workload.Sale, w workload.Workload) *history.History {
+func itemSale(t *testing.T, s servers.Backend, name string, sale workload.Sale, w workload.Workload) *history.History {
 	t.Helper()
 	w.Prefix, w.Clients, w.Nodes, w.Workers, w.Pool = "items:", cmp.Or(w.Clients, 300), 2, 20, 8
 	w.Attempts, w.Ramp, w.Timeout, w.CommandTimeout = 1, 200*time.Millisecond, time.Minute, 5*time.Second
 	w.Seed = 1
-	h, err := workload.Run(t.Context(), workload.Config{Name: name, Sale: sale, Servers: &workload.Servers{Redis: s}, Workload: w})
+	h, err := workload.Run(t.Context(), workload.Config{Name: name, Sale: sale, Servers: &servers.Set{Redis: s}, Workload: w})
 	if err != nil {
 		t.Fatal(err)
 	}

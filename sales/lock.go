@@ -6,17 +6,18 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
 
-// NoLock is the sale with nothing guarding it: the seeds' GET, check, SET
+// NoLock is the sale with nothing guarding it: the sources' GET, check, SET
 // races between buyers.
 func NoLock() workload.Sale { return noLock{} }
 
 type noLock struct{ redisStore }
 
-func (noLock) Needs() workload.Needs            { return workload.NeedsRedis }
+func (noLock) Needs() servers.Needs             { return servers.Needs{servers.KindRedis} }
 func (noLock) Guard() workload.Guard            { return workload.Guard{} }
 func (noLock) Supports(workload.Workload) error { return nil }
 func (noLock) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
@@ -29,7 +30,7 @@ func Atomic() workload.Sale { return atomicSale{} }
 
 type atomicSale struct{ redisStore }
 
-func (atomicSale) Needs() workload.Needs { return workload.NeedsRedis }
+func (atomicSale) Needs() servers.Needs  { return servers.Needs{servers.KindRedis} }
 func (atomicSale) Guard() workload.Guard { return workload.Guard{} }
 
 func (atomicSale) Supports(w workload.Workload) error {
@@ -73,7 +74,7 @@ func (s atomicSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	}
 }
 
-// LockSale is the seeds' sale under a lock: acquire, read the stock and
+// LockSale is the sources' sale under a lock: acquire, read the stock and
 // the user's orders, check, write stock-1 and the order, release. The
 // lock's Uses says which servers it needs besides the inventory's Redis;
 // a lock whose leases carry fencing tokens (Fenced) sells through the
@@ -85,16 +86,11 @@ type lockSale struct {
 	lock locks.Impl
 }
 
-func (s lockSale) Needs() workload.Needs {
-	switch s.lock.Uses {
-	case locks.UsesServers:
-		return workload.NeedsRedis | workload.NeedsRedisServers
-	case locks.UsesZooKeeper:
-		return workload.NeedsRedis | workload.NeedsZooKeeper
-	case locks.UsesReplica:
-		return workload.NeedsRedis | workload.NeedsReplica
+func (s lockSale) Needs() servers.Needs {
+	if s.lock.Uses == locks.UsesRedis {
+		return servers.Needs{servers.KindRedis}
 	}
-	return workload.NeedsRedis
+	return servers.Needs{servers.KindRedis, servers.Kind(s.lock.Uses)}
 }
 
 func (s lockSale) Guard() workload.Guard { return workload.Guard{Lock: true, Fenced: s.lock.Fenced} }
@@ -234,7 +230,7 @@ type redisSeller struct {
 // engine's to close.
 func (s *redisSeller) Close() error { return nil }
 
-// Sell is the sale with nothing guarding it (NoLock): the seeds'
+// Sell is the sale with nothing guarding it (NoLock): the sources'
 // read-modify-write of one item, or of every item of a cart at once.
 func (s *redisSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	if len(a.Cart) > 1 {
@@ -244,7 +240,7 @@ func (s *redisSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	s.sale(ctx, a.Rec(), s.items[a.Items[0]], a.User, 0)
 }
 
-// sale is the seeds' read-modify-write: read the stock (and the user's
+// sale is the sources' read-modify-write: read the stock (and the user's
 // orders), check, write stock-1 and the order. A fencing token above zero
 // sends both through the fenced store.
 func (s *redisSeller) sale(ctx context.Context, rec workload.Recorder, k itemKeys, user string, token uint64) {

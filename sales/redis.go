@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
@@ -34,13 +35,13 @@ var (
 // itemKeys are one item's keys of the Redis inventory, under the run's
 // prefix.
 type itemKeys struct {
-	stock  string // the inventory counter: seed 003's inventory001
+	stock  string // the inventory counter: source 003's inventory001
 	fence  string // the store's highest fencing token seen
 	orders string // hash: user id → number of orders
 }
 
 // storeKeys returns each item's keys of a run's Redis inventory. One item
-// keeps the seeds' names; item i of several has inventory00(i+1), fence:i
+// keeps the sources' names; item i of several has inventory00(i+1), fence:i
 // and orders:i, so that the items share nothing.
 func storeKeys(k workload.Keys) []itemKeys {
 	p := k.Prefix
@@ -96,7 +97,7 @@ func parseNil(c *redis.StringCmd) (int64, error) {
 }
 
 // write is the sale's second step: SET stock-1 and record the order, two
-// commands in one round trip (not a transaction, as in the seeds). With a
+// commands in one round trip (not a transaction, as in the sources). With a
 // fencing token the store refuses the write when a newer token has been
 // seen; applied says whether it took.
 func write(ctx context.Context, c *redis.Client, k itemKeys, user string, stock int64, token uint64) (applied bool, err error) {
@@ -137,7 +138,7 @@ type redisStore struct{}
 // Inventory implements workload.Sale.
 func (redisStore) Inventory(env workload.Env) (workload.Inventory, error) {
 	if env.Redis == nil {
-		return nil, workload.ErrNoRedis
+		return nil, servers.ErrMissing
 	}
 	return &redisInventory{c: env.Redis, items: storeKeys(env.Keys)}, nil
 }
@@ -147,12 +148,12 @@ func (redisStore) Inventory(env workload.Env) (workload.Inventory, error) {
 func (v *redisInventory) Prepare(ctx context.Context, stock int64, _ bool) error {
 	for _, s := range storeScripts {
 		if err := s.Load(ctx, v.c).Err(); err != nil {
-			return fmt.Errorf("%w: loading scripts: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: loading scripts: %v", servers.ErrUnreachable, err)
 		}
 	}
 	for _, k := range v.items {
 		if err := v.c.Set(ctx, k.stock, stock, 0).Err(); err != nil {
-			return fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -59,7 +60,7 @@ func TestSales(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			name := strings.NewReplacer(" ", "-", ",", "").Replace(tt.name)
 			h, err := workload.Run(t.Context(), workload.Config{
-				Name: name, Sale: tt.sale, Servers: &workload.Servers{Redis: b},
+				Name: name, Sale: tt.sale, Servers: &servers.Set{Redis: b},
 				Workload: workload.Workload{Prefix: "sales:", Clients: tt.clients, Nodes: tt.nodes, Workers: tt.workers, Pool: 8,
 					Stock: tt.stock, Attempts: 1, Ramp: 100 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 			})
@@ -95,7 +96,7 @@ func TestNoLockOversells(t *testing.T) {
 	b := redistest.Embedded(t)
 	for try := range 3 {
 		h, err := workload.Run(t.Context(), workload.Config{
-			Name: "nolock", Sale: sales.NoLock(), Servers: &workload.Servers{Redis: b},
+			Name: "nolock", Sale: sales.NoLock(), Servers: &servers.Set{Redis: b},
 			Workload: workload.Workload{Prefix: "oversell:", Clients: 40, Nodes: 2, Pool: 8, Stock: 10, Attempts: 1,
 				Hold: 20 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 		})

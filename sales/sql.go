@@ -12,8 +12,13 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
+
+// ErrTablesInUse means lockbench's tables already exist in the database
+// and --force was not given.
+var ErrTablesInUse = errors.New("sales: lockbench's tables already exist in the database")
 
 // The tables of a run, created before the sale and dropped after it.
 const (
@@ -116,7 +121,7 @@ type SQLKind uint8
 
 // The SQL sales.
 const (
-	// SQLConditional is the seeds' single conditional UPDATE:
+	// SQLConditional is the sources' single conditional UPDATE:
 	// stock = stock - 1 WHERE id = ? AND stock >= 1 (001, 002).
 	SQLConditional SQLKind = iota + 1
 	// SQLForUpdate reads the row with SELECT ... FOR UPDATE in a
@@ -125,7 +130,7 @@ const (
 	SQLForUpdate
 	// SQLVersion reads stock and version without a lock, then writes
 	// stock-1 WHERE version is still the one read, retrying on a
-	// conflict: optimistic locking (seed 001 names it).
+	// conflict: optimistic locking (source 001 names it).
 	SQLVersion
 )
 
@@ -135,14 +140,15 @@ func SQLSale(kind SQLKind) workload.Sale { return sqlSale{kind: kind} }
 
 type sqlSale struct{ kind SQLKind }
 
-func (sqlSale) Needs() workload.Needs { return workload.NeedsMySQL }
+func (sqlSale) Needs() servers.Needs  { return servers.Needs{servers.KindMySQL} }
 func (sqlSale) Guard() workload.Guard { return workload.Guard{} }
 
 func (sqlSale) Inventory(env workload.Env) (workload.Inventory, error) {
-	if env.Servers == nil || env.Servers.MySQL == nil {
-		return nil, workload.ErrNoMySQL
+	m, ok := env.Servers.Get(servers.KindMySQL).(*servers.MySQL)
+	if !ok {
+		return nil, fmt.Errorf("%w: MySQL", servers.ErrMissing)
 	}
-	db, err := env.Servers.MySQL.Open(2)
+	db, err := m.Open(2)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,11 @@ func (sqlSale) Inventory(env workload.Env) (workload.Inventory, error) {
 // StartNode gives node n its own MySQL pool, of the run's pool size.
 func (s sqlSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
 	w := n.Workload()
-	db, err := n.Servers().MySQL.Open(w.Pool)
+	m, ok := n.Servers().Get(servers.KindMySQL).(*servers.MySQL)
+	if !ok {
+		return nil, fmt.Errorf("%w: MySQL", servers.ErrMissing)
+	}
+	db, err := m.Open(w.Pool)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +211,7 @@ func (s *sqlSeller) commit(ctx context.Context, c *sql.Conn, rec workload.Record
 	return true
 }
 
-// conditional is the seeds' conditional UPDATE. The SELECT after it
+// conditional is the sources' conditional UPDATE. The SELECT after it
 // reads, under the row lock the UPDATE took, the stock it left: the sale
 // read one more.
 func (s *sqlSeller) conditional(ctx context.Context, c *sql.Conn, rec workload.Recorder, user int32) bool {
@@ -346,7 +356,7 @@ func commandTimeout(w workload.Workload) time.Duration {
 }
 
 // mysqlInventory is the inventory of a SQL sale: one row of
-// lockbench_inventory (id 1, seed 003's inventory001) and one row of
+// lockbench_inventory (id 1, source 003's inventory001) and one row of
 // lockbench_orders per order, unique per user.
 type mysqlInventory struct {
 	db *sql.DB // the run's own connection: set-up, audit, removal
@@ -358,24 +368,24 @@ func (v *mysqlInventory) Prepare(ctx context.Context, stock int64, force bool) e
 	var n int
 	err := v.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?, ?)", inventoryTable, ordersTable).Scan(&n)
 	if err != nil {
-		return fmt.Errorf("%w: mysql: %v", workload.ErrUnreachable, err)
+		return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
 	}
 	if n > 0 && !force {
-		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --mysql-dsn", workload.ErrTablesInUse, inventoryTable, ordersTable)
+		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --mysql-dsn", ErrTablesInUse, inventoryTable, ordersTable)
 	}
 	for _, q := range []string{
 		"DROP TABLE IF EXISTS " + inventoryTable + ", " + ordersTable,
 		// No CHECK on the stock: an oversell must be able to show.
 		"CREATE TABLE " + inventoryTable + " (id INT PRIMARY KEY, stock BIGINT NOT NULL, version BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB",
-		// One order per user (seed 000's 一人一单) is the unique key.
+		// One order per user (source 000's 一人一单) is the unique key.
 		"CREATE TABLE " + ordersTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, user INT NOT NULL, UNIQUE KEY one_per_user (user)) ENGINE=InnoDB",
 	} {
 		if _, err := v.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%w: mysql: %v", workload.ErrUnreachable, err)
+			return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
 		}
 	}
 	if _, err := v.db.ExecContext(ctx, "INSERT INTO "+inventoryTable+" (id, stock) VALUES (1, ?)", stock); err != nil {
-		return fmt.Errorf("%w: mysql: %v", workload.ErrUnreachable, err)
+		return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
 	}
 	return nil
 }

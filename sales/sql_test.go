@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/internal/mysqltest"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) { os.Exit(mysqltest.Main(m)) }
 var mysqlImpls = []string{"mysql", "mysql-for-update", "mysql-version"}
 
 // saleConfig is a small two-node sale with many concurrent buyers.
-func saleConfig(t *testing.T, impl string, m *workload.MySQL, clients int, stock int64) workload.Config {
+func saleConfig(t *testing.T, impl string, m *servers.MySQL, clients int, stock int64) workload.Config {
 	t.Helper()
 	kinds := map[string]sales.SQLKind{"mysql": sales.SQLConditional, "mysql-for-update": sales.SQLForUpdate, "mysql-version": sales.SQLVersion}
 	kind, ok := kinds[impl]
@@ -32,7 +33,7 @@ func saleConfig(t *testing.T, impl string, m *workload.MySQL, clients int, stock
 	}
 	// A SQL sale runs on MySQL alone: no Redis is given.
 	return workload.Config{
-		Name: impl, Sale: sales.SQLSale(kind), Servers: &workload.Servers{MySQL: m},
+		Name: impl, Sale: sales.SQLSale(kind), Servers: (&servers.Set{}).With(servers.KindMySQL, m),
 		Workload: workload.Workload{Prefix: "test:", Clients: clients, Nodes: 2, Workers: 20, Pool: 16, Stock: stock, Attempts: 1,
 			Ramp: 200 * time.Millisecond, Timeout: 60 * time.Second, CommandTimeout: 5 * time.Second},
 	}
@@ -138,7 +139,7 @@ func TestMySQLTablesInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := saleConfig(t, "mysql", m, 10, 5)
-	if _, err := workload.Run(t.Context(), cfg); !errors.Is(err, workload.ErrTablesInUse) {
+	if _, err := workload.Run(t.Context(), cfg); !errors.Is(err, sales.ErrTablesInUse) {
 		t.Fatalf("Run on a database holding lockbench's tables: error %v, want ErrTablesInUse", err)
 	}
 	if n := tables(t, srv, db); n != 1 {
@@ -157,10 +158,10 @@ func TestMySQLTablesInUse(t *testing.T) {
 
 func TestMySQLNeedsServer(t *testing.T) {
 	b := redistest.Embedded(t)
-	_, err := workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: sales.SQLSale(sales.SQLConditional), Servers: &workload.Servers{Redis: b},
+	_, err := workload.Run(t.Context(), workload.Config{Name: "mysql", Sale: sales.SQLSale(sales.SQLConditional), Servers: &servers.Set{Redis: b},
 		Workload: workload.Workload{Clients: 1, Nodes: 1, Stock: 1, Attempts: 1, Timeout: time.Second}})
-	if !errors.Is(err, workload.ErrMissingServer) {
-		t.Errorf("Run without MySQL: error %v, want ErrMissingServer", err)
+	if !errors.Is(err, servers.ErrMissing) {
+		t.Errorf("Run without MySQL: error %v, want servers.ErrMissing", err)
 	}
 }
 
@@ -202,7 +203,7 @@ func TestMySQLUnderFaults(t *testing.T) {
 			}
 			// The pause goes to MySQL, the sale's store, through the pauser
 			// set above.
-			reach, err := cfg.Servers.Reach(cfg.Sale)
+			reach, err := workload.ReachOf(cfg.Servers, cfg.Sale)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -125,7 +126,7 @@ func TestRateSale(t *testing.T) {
 	b := redistest.Embedded(t)
 	const clients, rate = 60, 2000 // 500 µs apart: the sale takes 30 ms
 	h, err := workload.Run(t.Context(), workload.Config{
-		Name: "atomic", Sale: sales.Atomic(), Servers: &workload.Servers{Redis: b},
+		Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
 		Workload: workload.Workload{Prefix: "rate:", Clients: clients, Nodes: 2, Workers: 4, Pool: 4, Stock: 40, Attempts: 1,
 			Ramp: time.Hour, Rate: rate, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 	})

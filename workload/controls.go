@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/history"
 )
 
@@ -89,7 +91,7 @@ func (c *Controls) WaitNode(ctx context.Context, i int) error {
 // several servers loses its key on a majority of them (the first ones).
 func (c *Controls) DeleteLock(ctx context.Context) error {
 	if c.r.admin == nil {
-		return fmt.Errorf("%w: no Redis holds the lock", ErrUnsupported)
+		return fmt.Errorf("%w: no Redis holds the lock", servers.ErrUnsupported)
 	}
 	if c.Servers() > 1 {
 		return c.DeleteLockOn(ctx, serverRange(c.Quorum())...)
@@ -125,9 +127,9 @@ func (c *Controls) LockLeaseLeft(ctx context.Context) (left time.Duration, ok bo
 // for d, when it can (see Pauser): the Redis, or the MySQL of a SQL sale.
 func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
 	c.r.quiet(d + c.r.lostAfter())
-	p, ok := c.r.store.(Pauser)
+	p, ok := c.r.store.(servers.Pauser)
 	if !ok {
-		return ErrUnsupported
+		return servers.ErrUnsupported
 	}
 	return p.Pause(ctx, d)
 }
@@ -136,9 +138,9 @@ func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {
 // can (see Restarter).
 func (c *Controls) RestartServer(ctx context.Context) error {
 	c.r.quiet(c.r.lostAfter())
-	rs, ok := c.r.store.(Restarter)
+	rs, ok := c.r.store.(servers.Restarter)
 	if !ok {
-		return ErrUnsupported
+		return servers.ErrUnsupported
 	}
 	return rs.Restart(ctx)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/lockbench/lockbench/locks"
@@ -20,17 +22,9 @@ import (
 // their own (see SupportsNodes).
 var ErrNodesUnsupported = errors.New("workload: not supported on nodes in processes")
 
-// redis is s's Redis; nil when s is.
-func (s *Servers) redis() Backend {
-	if s == nil {
-		return nil
-	}
-	return s.Redis
-}
-
 // errNodeLost is the cause of a sale cut short because a node's process
 // ended without a fault killing it.
-var errNodeLost = fmt.Errorf("%w: a node's process ended", ErrUnreachable)
+var errNodeLost = fmt.Errorf("%w: a node's process ended", servers.ErrUnreachable)
 
 // helloTimeout bounds how long a launched node may take to dial in.
 const helloTimeout = 30 * time.Second
@@ -40,22 +34,29 @@ const helloTimeout = 30 * time.Second
 // on several Redis servers (whose cut lever lives in the run's process),
 // on a Sentinel topology (whose clients find the primary through it) or
 // on a service under test (whose instances are processes already) runs
-// on in-process nodes. servers may be nil. The error wraps
+// on in-process nodes. set may be nil. The error wraps
 // ErrNodesUnsupported.
-func SupportsNodes(mode, name string, sale Sale, servers *Servers) error {
+func SupportsNodes(mode, name string, sale Sale, set *servers.Set) error {
 	needs := sale.Needs()
 	switch {
-	case needs.Has(NeedsTarget):
+	case needs.Has(servers.KindTarget):
 		return fmt.Errorf("%w: nodes in processes (--node-mode=%s) drive lockbench's own sales; a service under test runs in its own instances already", ErrNodesUnsupported, mode)
-	case needs.Has(NeedsRedisServers):
+	case needs.Has(servers.KindRedisServers):
 		return fmt.Errorf("%w: %s runs on several Redis servers, which nodes in processes (--node-mode=%s) do not reach yet: use --node-mode=inproc", ErrNodesUnsupported, name, mode)
-	case needs.Has(NeedsReplica):
+	case needs.Has(servers.KindRedisReplica):
 		return fmt.Errorf("%w: %s runs on a Sentinel topology, which nodes in processes (--node-mode=%s) do not reach yet: use --node-mode=inproc", ErrNodesUnsupported, name, mode)
 	}
-	if _, ok := servers.redis().(Failover); ok && needs.Has(NeedsRedis) {
-		return fmt.Errorf("%w: the Sentinel topology's clients are not carried to nodes in processes (--node-mode=%s) yet: use --node-mode=inproc", ErrNodesUnsupported, mode)
+	if _, ok := set.Get(servers.KindRedis).(servers.Failover); ok && needs.Has(servers.KindRedis) {
+		return NodesOnFailover(mode)
 	}
 	return nil
+}
+
+// NodesOnFailover is the refusal of nodes in processes (a Launcher of the
+// mode named) on a Redis reached through Sentinel: the failover client's
+// way to the primary is not carried to them. It wraps ErrNodesUnsupported.
+func NodesOnFailover(mode string) error {
+	return fmt.Errorf("%w: the Sentinel topology's clients are not carried to nodes in processes (--node-mode=%s) yet: use --node-mode=inproc with Sentinel", ErrNodesUnsupported, mode)
 }
 
 // coordinator runs a sale's nodes as processes: it launches them, sends
@@ -225,7 +226,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	}()
 	proc, err := co.r.cfg.Launcher.Launch(ctx, i, co.addr, token)
 	if err != nil {
-		return fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		return fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 	}
 	var l *nodeproto.Link
 	t := time.NewTimer(helloTimeout)
@@ -233,10 +234,10 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	select {
 	case l = <-ch:
 	case <-proc.Exited():
-		return fmt.Errorf("%w: node %d's process ended before it dialed in: %s", ErrUnreachable, i, lastLines(proc.Output()))
+		return fmt.Errorf("%w: node %d's process ended before it dialed in: %s", servers.ErrUnreachable, i, lastLines(proc.Output()))
 	case <-t.C:
 		proc.Close()
-		return fmt.Errorf("%w: node %d did not dial in within %v (%s launcher, coordinator at %s)", ErrUnreachable, i, helloTimeout, co.r.cfg.Launcher.Mode(), co.addr)
+		return fmt.Errorf("%w: node %d did not dial in within %v (%s launcher, coordinator at %s)", servers.ErrUnreachable, i, helloTimeout, co.r.cfg.Launcher.Mode(), co.addr)
 	case <-ctx.Done():
 		proc.Close()
 		return context.Cause(ctx)
@@ -246,7 +247,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
 		proc.Close()
-		return fmt.Errorf("%w: node %d: measuring its clock: %v", ErrUnreachable, i, err)
+		return fmt.Errorf("%w: node %d: measuring its clock: %v", servers.ErrUnreachable, i, err)
 	}
 	setup, err := co.setup(i)
 	if err != nil {
@@ -259,10 +260,10 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	case m := <-replies:
 		if m.Err != "" {
 			proc.Close()
-			return fmt.Errorf("%w: node %d: %s", ErrUnreachable, i, m.Err)
+			return fmt.Errorf("%w: node %d: %s", servers.ErrUnreachable, i, m.Err)
 		}
 	case <-proc.Exited():
-		return fmt.Errorf("%w: node %d's process ended while it started: %s", ErrUnreachable, i, lastLines(proc.Output()))
+		return fmt.Errorf("%w: node %d's process ended while it started: %s", servers.ErrUnreachable, i, lastLines(proc.Output()))
 	case <-ctx.Done():
 		proc.Close()
 		return context.Cause(ctx)
@@ -312,25 +313,49 @@ func (co *coordinator) setup(i int) (*nodeproto.Assignment, error) {
 		return rt.Route(i, addr)
 	}
 	needs := r.cfg.Sale.Needs()
-	if needs.Has(NeedsRedis) {
+	if needs.Has(servers.KindRedis) {
 		o := r.cfg.Servers.Redis.Options()
 		addr, err := route(o.Addr)
 		if err != nil {
-			return nil, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+			return nil, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 		}
 		s.Redis = &nodeproto.Redis{Addr: addr, Username: o.Username, Password: o.Password, DB: o.DB}
 	}
-	if needs.Has(NeedsZooKeeper) {
-		addr, err := route(r.cfg.Servers.ZooKeeper.Addr())
-		if err != nil {
-			return nil, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+	for k, srv := range r.cfg.Servers.Others() {
+		if !needs.Has(k) {
+			continue
 		}
-		s.ZooKeeper = addr
-	}
-	if needs.Has(NeedsMySQL) {
-		s.MySQL = r.cfg.Servers.MySQL.cfg.FormatDSN()
+		spec, err := nodeSpec(srv, route)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %s: %w", i, k, err)
+		}
+		if s.Servers == nil {
+			s.Servers = map[string]string{}
+		}
+		s.Servers[string(k)] = spec
 	}
 	return s, nil
+}
+
+// nodeSpec is how a node in a process of its own reaches srv: its
+// addresses routed through the node's fault proxy (Addressed), or its
+// spec (Portable).
+func nodeSpec(srv servers.Server, route func(string) (string, error)) (string, error) {
+	if a, ok := srv.(servers.Addressed); ok {
+		addrs := a.Addrs()
+		routed := make([]string, len(addrs))
+		for j, addr := range addrs {
+			var err error
+			if routed[j], err = route(addr); err != nil {
+				return "", fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
+			}
+		}
+		return strings.Join(routed, ","), nil
+	}
+	if p, ok := srv.(servers.Portable); ok {
+		return p.Spec(), nil
+	}
+	return "", fmt.Errorf("%w: %s cannot be reached from a node's process", ErrNodesUnsupported, srv.Name())
 }
 
 // measureClock measures the node's clock against this one's by round
@@ -539,7 +564,7 @@ func (co *coordinator) kill(k int32) bool {
 	rn.killed, rn.live = true, false
 	proc, l := rn.proc, rn.link
 	rn.mu.Unlock()
-	if err := proc.Kill(); errors.Is(err, ErrUnsupported) {
+	if err := proc.Kill(); errors.Is(err, servers.ErrUnsupported) {
 		// A node on another machine kills itself; its link ends when it
 		// is gone.
 		l.Send(&nodeproto.Message{Kind: nodeproto.Die})

@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -36,7 +37,7 @@ func TestCutBy(t *testing.T) {
 				defer cancel()
 			}
 			h, err := workload.Run(ctx, workload.Config{
-				Name: "atomic", Sale: sales.Atomic(), Servers: &workload.Servers{Redis: b},
+				Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
 				Workload: workload.Workload{Prefix: "cut:", Clients: 20, Nodes: 1, Workers: 4, Pool: 4, Stock: 20, Attempts: 1,
 					Ramp: tt.ramp, Timeout: tt.timeout, CommandTimeout: time.Second},
 			})

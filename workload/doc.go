@@ -15,7 +15,7 @@
 // lives: prepared, pinged, audited, cleared), StartNode (a node's Seller,
 // given the Node handle: its clients, clock, probe points, business step)
 // and each Attempt, told to a Recorder per item. Package sales holds
-// lockbench's own (the seeds' sale under any lock, the sales without one,
+// lockbench's own (the sources' sale under any lock, the sales without one,
 // SQL, the black-box HTTP sale); this package never imports it.
 // The servers a sale runs on are Servers: a Redis Backend (embedded,
 // external or a Cluster of independent ones), a ZooKeeperServer, a MySQL

@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockbench/lockbench/servers"
 )
 
 // levers are the Sentinel topology's, when lockbench started it.
-func (c *Controls) levers() (FailoverLevers, error) {
-	if s, ok := c.r.store.(*Sentinel); ok && s.levers != nil {
-		return s.levers, nil
+func (c *Controls) levers() (servers.FailoverLevers, error) {
+	if s, ok := c.r.store.(*servers.Sentinel); ok && s.Levers() != nil {
+		return s.Levers(), nil
 	}
-	return nil, fmt.Errorf("%w: %s is not a Sentinel topology lockbench started", ErrUnsupported, c.r.store.Name())
+	return nil, fmt.Errorf("%w: %s is not a Sentinel topology lockbench started", servers.ErrUnsupported, c.r.store.Name())
 }
 
 // HoldReplication stops (true) or resumes (false) the replication stream

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
@@ -36,7 +38,7 @@ func (n *Node) Workload() Workload { return n.r.cfg.Workload }
 
 // Servers are the run's servers (the MySQL of a SQL sale, the Targets of
 // a service under test).
-func (n *Node) Servers() *Servers { return n.r.cfg.Servers }
+func (n *Node) Servers() *servers.Set { return n.r.cfg.Servers }
 
 // Keys are the run's keys.
 func (n *Node) Keys() Keys { return n.r.keys.export() }
@@ -75,22 +77,23 @@ func (n *Node) Admit(ctx context.Context, cmds int64) error {
 
 // LockEnv is the environment of the node's handle on a lock (locks.Env):
 // the node's id, its Redis client and those of a lock's other servers,
-// the lease, its clock, its probe points, its way to the ZooKeeper; Key
+// the lease, its clock, its probe points, its way to the server the lock lives on when that
+// is not Redis (Remote); Key
 // is item 0's lock key, Keys unset (see Keys).
 func (n *Node) LockEnv() (locks.Env, error) {
-	zk, err := n.r.zooKeeperEnv(n.n)
+	remote, err := n.r.remoteEnv(n.n)
 	if err != nil {
 		return locks.Env{}, err
 	}
 	return locks.Env{
-		Node:      n.n.id,
-		Redis:     n.n.client,
-		Key:       n.r.keys.locks[0],
-		TTL:       n.r.cfg.TTL,
-		Now:       n.n.now,
-		Probe:     n.r.prober(n.n),
-		Servers:   lockServers(n.n.servers),
-		ZooKeeper: zk,
+		Node:    n.n.id,
+		Redis:   n.n.client,
+		Key:     n.r.keys.locks[0],
+		TTL:     n.r.cfg.TTL,
+		Now:     n.n.now,
+		Probe:   n.r.prober(n.n),
+		Servers: lockServers(n.n.servers),
+		Remote:  remote,
 	}, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/internal/ctxtime"
 )
 
@@ -25,7 +27,7 @@ type instances struct {
 	containers []string
 }
 
-func newInstances(s *Servers) *instances {
+func newInstances(s *servers.Set) *instances {
 	return &instances{pids: append([]int(nil), s.TargetPids...), start: s.TargetStart, containers: s.TargetContainers}
 }
 
@@ -40,7 +42,7 @@ func (in *instances) pause(ctx context.Context, i int, d time.Duration, frozen f
 		return err
 	}
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", ErrUnsupported, pid, err)
+		return fmt.Errorf("%w: SIGSTOP of pid %d: %v", servers.ErrUnsupported, pid, err)
 	}
 	thawing := frozen()
 	ctxtime.Sleep(ctx, d)
@@ -53,7 +55,7 @@ func (in *instances) pause(ctx context.Context, i int, d time.Duration, frozen f
 // freezer: every process in it stops) for d, then thaws it.
 func pauseContainer(ctx context.Context, id string, d time.Duration, frozen func() func()) error {
 	if out, err := exec.CommandContext(ctx, "docker", "pause", id).CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: docker pause %s: %v: %s", ErrUnsupported, id, err, bytes.TrimSpace(out))
+		return fmt.Errorf("%w: docker pause %s: %v: %s", servers.ErrUnsupported, id, err, bytes.TrimSpace(out))
 	}
 	thawing := frozen()
 	ctxtime.Sleep(ctx, d)
@@ -67,7 +69,7 @@ func (in *instances) pid(i int) (int, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if i < 0 || i >= len(in.pids) {
-		return 0, fmt.Errorf("%w: no pid of instance %d", ErrUnsupported, i)
+		return 0, fmt.Errorf("%w: no pid of instance %d", servers.ErrUnsupported, i)
 	}
 	return in.pids[i], nil
 }
@@ -80,10 +82,10 @@ func (in *instances) crash(ctx context.Context, i int, down time.Duration, addr 
 		return err
 	}
 	if i >= len(in.start) {
-		return fmt.Errorf("%w: no start command of instance %d", ErrUnsupported, i)
+		return fmt.Errorf("%w: no start command of instance %d", servers.ErrUnsupported, i)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("%w: SIGKILL of pid %d: %v", ErrUnsupported, pid, err)
+		return fmt.Errorf("%w: SIGKILL of pid %d: %v", servers.ErrUnsupported, pid, err)
 	}
 	// A process that is not lockbench's child cannot be waited for: it is
 	// gone when signal 0 finds nobody (or a zombie its parent has not
@@ -100,7 +102,7 @@ func (in *instances) crash(ctx context.Context, i int, down time.Duration, addr 
 	// Its own process group: a Ctrl-C of lockbench does not reach it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%w: starting instance %d again: %v", ErrUnsupported, i, err)
+		return fmt.Errorf("%w: starting instance %d again: %v", servers.ErrUnsupported, i, err)
 	}
 	in.mu.Lock()
 	in.pids[i] = cmd.Process.Pid

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lockbench/lockbench/servers"
 )
 
 // Launcher starts the nodes of a sale in processes of their own (Config.
@@ -187,9 +189,9 @@ type remoteProcess struct {
 	exited chan struct{}
 }
 
-func (*remoteProcess) Stop() error               { return ErrUnsupported }
-func (*remoteProcess) Continue() error           { return ErrUnsupported }
-func (*remoteProcess) Kill() error               { return ErrUnsupported }
+func (*remoteProcess) Stop() error               { return servers.ErrUnsupported }
+func (*remoteProcess) Continue() error           { return servers.ErrUnsupported }
+func (*remoteProcess) Kill() error               { return servers.ErrUnsupported }
 func (p *remoteProcess) Exited() <-chan struct{} { return p.exited }
 func (*remoteProcess) Output() string            { return "" }
 func (p *remoteProcess) Close() error {

@@ -15,7 +15,7 @@ import (
 // begin to stop everything the node does.
 type node struct {
 	id      int
-	uuid    string // the instance's id, as the seeds' UUID prefix of owner values
+	uuid    string // the instance's id, as the sources' UUID prefix of owner values
 	client  *redis.Client
 	servers []*redis.Client // one per server of a multi-server lock, client first
 	// seller is the node's side of the sale (Sale.StartNode).

@@ -13,7 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
@@ -219,25 +220,26 @@ func (ns *nodeSide) setup(ctx context.Context, s *nodeproto.Assignment) error {
 	if err != nil {
 		return err
 	}
-	servers := &Servers{}
+	set := &servers.Set{}
 	if s.Redis != nil {
-		servers.Redis = nodeRedis(*s.Redis)
+		set.Redis = nodeRedis(*s.Redis)
 	}
-	if s.ZooKeeper != "" {
-		servers.ZooKeeper = nodeZooKeeper(s.ZooKeeper)
-	}
-	if s.MySQL != "" {
-		cfg, err := mysql.ParseDSN(s.MySQL)
+	for kind, spec := range s.Servers {
+		info, ok := servers.Lookup(servers.Kind(kind))
+		if !ok || info.Node == nil {
+			return fmt.Errorf("workload: the coordinator sent a server of kind %q, which this node does not know", kind)
+		}
+		srv, err := info.Node(spec)
 		if err != nil {
 			return err
 		}
-		servers.MySQL = &MySQL{cfg: cfg}
+		set.Put(servers.Kind(kind), srv)
 	}
 	w, err := decodeWorkload(s.Workload)
 	if err != nil {
 		return err
 	}
-	cfg := Config{Name: s.Impl, Sale: sale, Servers: servers, Workload: w}
+	cfg := Config{Name: s.Impl, Sale: sale, Servers: set, Workload: w}
 	cfg.Nodes = s.Nodes
 	if s.Probes {
 		cfg.Injector = probeRelay{ns}
@@ -325,15 +327,7 @@ func (s nodeRedis) Name() string    { return "redis at " + s.Addr }
 func (s nodeRedis) Version() string { return "" }
 func (s nodeRedis) Close() error    { return nil }
 func (s nodeRedis) Options() *redis.Options {
-	o := clientOptions(s.Addr, s.Password)
+	o := servers.ClientOptions(s.Addr, s.Password)
 	o.Username, o.DB = s.Username, s.DB
 	return o
 }
-
-// nodeZooKeeper is a ZooKeeper as a node process knows it: an address.
-type nodeZooKeeper string
-
-func (z nodeZooKeeper) Name() string    { return "zookeeper at " + string(z) }
-func (z nodeZooKeeper) Version() string { return "" }
-func (z nodeZooKeeper) Close() error    { return nil }
-func (z nodeZooKeeper) Addr() string    { return string(z) }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
@@ -21,16 +23,16 @@ import (
 // Workload is the shape of a sale: buyers, nodes, stock, arrivals, the
 // lease and the bounds on it (harness.Workload is this type).
 type Workload struct {
-	// Clients is the number of buyers (seed 003: 20,000).
+	// Clients is the number of buyers (source 003: 20,000).
 	Clients int
-	// Nodes is the number of service instances (seed 003: two).
+	// Nodes is the number of service instances (source 003: two).
 	Nodes int
 	// Workers bounds each node's request pool (Tomcat's default is 200);
 	// zero gives every buyer its own goroutine.
 	Workers int
 	// Pool is each node's connection pool size.
 	Pool int
-	// Stock is the initial inventory (seed 003: 5,000).
+	// Stock is the initial inventory (source 003: 5,000).
 	Stock int64
 	// Attempts is how many purchases a buyer tries before giving up.
 	Attempts int
@@ -41,13 +43,13 @@ type Workload struct {
 	// arriving at this rate whatever the system does, and their latency
 	// counts from their scheduled arrival. Zero uses Ramp. See Arrivals.
 	Rate float64
-	// TTL is the lock lease; zero uses the implementation's seed default.
+	// TTL is the lock lease; zero uses the implementation's own (locks.Info.DefaultTTL).
 	TTL time.Duration
 	// Hold is the business step inside the critical section, between the
 	// read and the write.
 	Hold time.Duration
 	// Reentry makes each holder acquire its lock again this many levels
-	// deep inside the critical section (seed 003's testLock).
+	// deep inside the critical section (source 003's testLock).
 	Reentry int
 	// Timeout bounds the whole sale; a run cut by it is a liveness failure.
 	Timeout time.Duration
@@ -61,7 +63,7 @@ type Workload struct {
 	// refusing to run.
 	Force bool
 	// Items is how many products are on sale, each with Stock units, its
-	// own counter, orders and lock key; zero or one is the seeds' one
+	// own counter, orders and lock key; zero or one is the sources' one
 	// counter. Buyers' items are drawn from Seed.
 	Items int
 	// Cart is the most items one buyer takes (1 to Cart, drawn from
@@ -83,7 +85,7 @@ type Config struct {
 	Sale Sale
 	// Servers are the servers the sale runs on; it uses those its Needs
 	// name.
-	Servers *Servers
+	Servers *servers.Set
 	// Workload is the sale's shape.
 	Workload
 	// Injector, if set, injects faults.
@@ -181,7 +183,7 @@ type run struct {
 	faults                  faultLog
 	admin                   *redis.Client // the run's own client: set-up, audit, faults
 	inv                     Inventory
-	store                   Server // the server that holds the inventory
+	store                   servers.Server // the server that holds the inventory
 	// unread is set when a service under test answered a purchase
 	// without the stock it read.
 	unread atomic.Bool
@@ -239,8 +241,8 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	if cfg.Sale == nil {
 		return nil, errors.New("workload: no sale")
 	}
-	if missing := cfg.Servers.Missing(cfg.Sale.Needs() &^ NeedsRedisServers); missing != 0 {
-		return nil, fmt.Errorf("%w: %s runs on %s", ErrMissingServer, cfg.Name, missing)
+	if missing := cfg.Servers.Missing(cfg.Sale.Needs().Without(servers.KindRedisServers)); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s runs on %s", servers.ErrMissing, cfg.Name, missing)
 	}
 	if err := Supports(cfg.Sale, cfg.Workload); err != nil {
 		return nil, err
@@ -252,16 +254,16 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals(), stride: 1}
 	r.controls = &Controls{r: r}
-	reach, err := cfg.Servers.Reach(cfg.Sale)
+	reach, err := ReachOf(cfg.Servers, cfg.Sale)
 	if err != nil {
 		return nil, err
 	}
 	r.store = reach.Store
-	if cfg.Sale.Needs().Has(NeedsRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(NeedsTarget) {
-		r.admin = newClient(cfg.Servers.Redis, cfg.Servers.Redis.Options())
+	if cfg.Sale.Needs().Has(servers.KindRedis) || cfg.Servers.Redis != nil && cfg.Sale.Needs().Has(servers.KindTarget) {
+		r.admin = servers.NewClient(cfg.Servers.Redis, cfg.Servers.Redis.Options())
 		defer r.admin.Close()
 	}
-	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(NeedsTarget) {
+	if k := cfg.Servers.TargetLockKey; k != "" && cfg.Sale.Needs().Has(servers.KindTarget) {
 		r.keys.lock = k // the service's lock, for the faults that reach it
 		r.keys.locks[0] = k
 	}
@@ -376,7 +378,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	case errors.Is(context.Cause(sale), errNodeLost):
 		lost = context.Cause(sale)
 	case cut == history.CutServerLost:
-		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", ErrUnreachable, backend, r.lostAfter())
+		lost = fmt.Errorf("%w: %s stopped answering for %v during the sale", servers.ErrUnreachable, backend, r.lostAfter())
 	case nodeErr != nil:
 		lost = nodeErr
 	}
@@ -391,7 +393,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		if lost != nil {
 			return h, fmt.Errorf("%w; its final state could not be read either (%v)", lost, err)
 		}
-		return h, fmt.Errorf("%w: reading the final state: %v", ErrUnreachable, err)
+		return h, fmt.Errorf("%w: reading the final state: %v", servers.ErrUnreachable, err)
 	}
 	h.Final = final
 	return h, lost
@@ -426,7 +428,7 @@ func newUUID() string {
 // locks).
 func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) {
 	n := &node{id: i, uuid: uuid}
-	if r.cfg.Sale.Needs().Has(NeedsRedis) {
+	if r.cfg.Sale.Needs().Has(servers.KindRedis) {
 		opts := r.cfg.Servers.Redis.Options()
 		opts.PoolSize = r.cfg.Pool
 		if t := r.cfg.CommandTimeout; t > 0 {
@@ -435,22 +437,22 @@ func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) 
 		if rt, ok := r.cfg.Injector.(Router); ok {
 			addr, err := rt.Route(i, opts.Addr)
 			if err != nil {
-				return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+				return n, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 			}
 			opts.Addr = addr
 		}
-		n.client = newClient(r.cfg.Servers.Redis, opts)
+		n.client = servers.NewClient(r.cfg.Servers.Redis, opts)
 		n.client.AddHook(hook{n})
 		n.servers = r.serverClients(n, n.client)
 		if rt, ok := r.cfg.Injector.(Router); ok {
 			if err := r.routeServers(rt, n); err != nil {
-				return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+				return n, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 			}
 		}
 	}
 	seller, err := r.cfg.Sale.StartNode(ctx, &Node{r: r, n: n})
 	if err != nil {
-		return n, fmt.Errorf("%w: node %d: %v", ErrUnreachable, i, err)
+		return n, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
 	}
 	n.seller = seller
 	if _, ok := seller.(Viewer); r.cfg.Reads > 0 && !ok {

@@ -5,43 +5,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/history"
 	"github.com/redis/go-redis/v9"
 )
-
-// Needs are the servers a sale runs on, as a set.
-type Needs uint8
-
-// The servers a sale can need.
-const (
-	// NeedsRedis is a Redis that holds the inventory (and the lock, for a
-	// lock that lives in Redis). The run claims its key prefix there
-	// before the sale and clears it after.
-	NeedsRedis Needs = 1 << iota
-	// NeedsRedisServers is several independent Redis servers for a lock
-	// that runs on many (redlock); the first is the NeedsRedis one.
-	NeedsRedisServers
-	// NeedsZooKeeper is a ZooKeeper for a lock that lives there.
-	NeedsZooKeeper
-	// NeedsMySQL is a MySQL or MariaDB that holds the inventory and
-	// guards the sale itself.
-	NeedsMySQL
-	// NeedsTarget is a running service under test (sales.HTTPSale).
-	NeedsTarget
-	// NeedsReplica is a Redis with a replica, reached through Sentinel,
-	// for a lock that waits for its replica (lua-wait).
-	NeedsReplica
-)
-
-// Has reports whether every server of x is in n.
-func (n Needs) Has(x Needs) bool { return n&x == x }
 
 // Sale is an implementation's sale protocol, the one seam every kind of
 // implementation plugs into: where its inventory lives and how that is
 // prepared, audited and cleared (Inventory), how a node readies itself
 // for it (StartNode), and how one attempt buys (Seller), told to a
 // Recorder that owns the attempt's history. Package sales holds
-// lockbench's own: the seeds' read-modify-write under any lock, the sales
+// lockbench's own: the sources' read-modify-write under any lock, the sales
 // without a lock, the SQL sales and the black-box HTTP sale; a sale of a
 // team's own store implements Sale outside lockbench.
 //
@@ -49,13 +24,13 @@ func (n Needs) Has(x Needs) bool { return n&x == x }
 // Scripted sale (Lua scripts loaded on every Redis its lock runs on).
 type Sale interface {
 	// Needs names the servers the sale runs on.
-	Needs() Needs
+	Needs() servers.Needs
 	// Guard says what guards the sale, for the history's header.
 	Guard() Guard
 	// Inventory is the run's store of the sale, made once per run before
 	// the sale: the engine prepares it, pings it while the sale runs,
-	// audits it and clears it. It fails with ErrNoRedis, ErrNoMySQL or
-	// ErrMissingServer when env lacks its server.
+	// audits it and clears it. It fails with servers.ErrMissing, servers.ErrMissing or
+	// servers.ErrMissing when env lacks its server.
 	Inventory(env Env) (Inventory, error)
 	// StartNode readies node n for the sale (its lock handles, its
 	// connection pool) and returns the node's seller; ctx bounds the
@@ -111,7 +86,7 @@ type Viewer interface {
 
 // Supporter is a Sale that runs more than one item to buyers only:
 // several items, carts and readers (Workload.Items, Cart, Reads). A Sale
-// that is not one runs the seeds' one item, every buyer buying.
+// that is not one runs the sources' one item, every buyer buying.
 type Supporter interface {
 	// Supports says whether the sale can run w's items, carts and
 	// readers; its error wraps ErrWorkload.
@@ -127,7 +102,7 @@ type Scripted interface {
 // Env is what a sale's Inventory is made of.
 type Env struct {
 	// Servers are the run's servers; the sale uses those its Needs name.
-	Servers *Servers
+	Servers *servers.Set
 	// Redis is the run's own client of its Redis (set-up, audit,
 	// faults), not a node's: nil when the run has none.
 	Redis *redis.Client
@@ -138,7 +113,7 @@ type Env struct {
 }
 
 // Keys are the names a run keeps in Redis, all under its prefix: the
-// run claims the prefix on every Redis a sale that NeedsRedis runs on
+// run claims the prefix on every Redis a sale that servers.KindRedis runs on
 // (refused when it holds keys, unless Workload.Force) and clears it
 // after the sale. An inventory in Redis keeps its own keys under it.
 type Keys struct {
@@ -164,6 +139,9 @@ var ErrWorkload = errors.New("workload: not for this sale")
 // not to have happened.
 var ErrNotSent = errors.New("workload: not sent")
 
+// MaxItems is the most items a sale runs.
+const MaxItems = 1000
+
 // Supports says whether s can run w's items, carts and readers: w's
 // bounds, then the sale's own word (Supporter); a sale that is not a
 // Supporter runs one item, every buyer buying. The error wraps
@@ -171,10 +149,12 @@ var ErrNotSent = errors.New("workload: not sent")
 func Supports(s Sale, w Workload) error {
 	items := max(1, w.Items)
 	switch {
+	case w.Items < 0 || w.Items > MaxItems:
+		return fmt.Errorf("%w: items must be between 1 and %d, got %d", ErrWorkload, MaxItems, w.Items)
 	case w.Reads < 0 || w.Reads > 100:
-		return fmt.Errorf("%w: reads is a percentage, got %d", ErrWorkload, w.Reads)
-	case w.Cart > items:
-		return fmt.Errorf("%w: a cart of up to %d items from %d", ErrWorkload, w.Cart, items)
+		return fmt.Errorf("%w: reads is a percentage of the buyers, 0 to 100, got %d", ErrWorkload, w.Reads)
+	case w.Cart < 0 || w.Cart > items:
+		return fmt.Errorf("%w: a cart must hold between 1 and the items (%d), got %d", ErrWorkload, items, w.Cart)
 	}
 	if sp, ok := s.(Supporter); ok {
 		return sp.Supports(w)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lockbench/lockbench/servers"
+
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,7 +25,7 @@ type keys struct {
 }
 
 // newKeys returns the keys of a sale of n items. One item keeps the
-// seeds' name, lock; item i of several has lock:i, so that the items
+// sources' name, lock; item i of several has lock:i, so that the items
 // share nothing.
 func newKeys(prefix string, n int) keys {
 	k := keys{prefix: prefix, lock: prefix + "lock"}
@@ -47,9 +49,9 @@ func (k *keys) export() Keys {
 func claimPrefix(ctx context.Context, c *redis.Client, prefix string, force bool, i int) error {
 	unreachable := func(err error) error {
 		if i == 0 {
-			return fmt.Errorf("%w: %v", ErrUnreachable, err)
+			return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 		}
-		return fmt.Errorf("%w: server %d: %v", ErrUnreachable, i, err)
+		return fmt.Errorf("%w: server %d: %v", servers.ErrUnreachable, i, err)
 	}
 	n, err := countKeys(ctx, c, prefix)
 	if err != nil {

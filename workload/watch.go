@@ -6,11 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockbench/lockbench/servers"
 )
 
 // errServerLost is the cause of a sale cut short because its inventory's
 // server stopped answering for lostAfter.
-var errServerLost = fmt.Errorf("%w: the server stopped answering", ErrUnreachable)
+var errServerLost = fmt.Errorf("%w: the server stopped answering", servers.ErrUnreachable)
 
 // watchEvery is how often the watch asks the server.
 const watchEvery = 250 * time.Millisecond

@@ -60,7 +60,7 @@ func TestPauseNoLeaseCanSurvive(t *testing.T) {
 			defer servers.Close()
 			w := harness.Defaults()
 			w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 400, 300, 500*time.Millisecond, 20, 200*time.Millisecond
-			res, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
+			res, err := harness.Run(t.Context(), &servers.Set, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/redis/go-redis/v9"
 )
@@ -37,7 +38,7 @@ func product(k workload.Keys) string { return k.Prefix + "product:1" }
 type hashStore struct{ guarded bool }
 
 // Needs implements workload.Sale: the inventory lives in Redis.
-func (hashStore) Needs() workload.Needs { return workload.NeedsRedis }
+func (hashStore) Needs() servers.Needs { return servers.Needs{servers.KindRedis} }
 
 // Guard implements workload.Sale: no lock, the store guards itself (or
 // nothing does).
@@ -47,7 +48,7 @@ func (hashStore) Guard() workload.Guard { return workload.Guard{} }
 // the run's own client.
 func (hashStore) Inventory(env workload.Env) (workload.Inventory, error) {
 	if env.Redis == nil {
-		return nil, workload.ErrNoRedis
+		return nil, servers.ErrMissing
 	}
 	return &inventory{c: env.Redis, key: product(env.Keys)}, nil
 }
@@ -67,7 +68,7 @@ type inventory struct {
 // Prepare sets the stock, with no order: the run has claimed its prefix.
 func (v *inventory) Prepare(ctx context.Context, stock int64, _ bool) error {
 	if err := v.c.HSet(ctx, v.key, stockField, stock).Err(); err != nil {
-		return fmt.Errorf("%w: %v", workload.ErrUnreachable, err)
+		return fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func TestOwnStore(t *testing.T) {
 					w.Prefix = "ownstore-test:"
 					w.Clients, w.Stock, w.Ramp, w.Workers, w.Hold = 200, 100, 200*time.Millisecond, 20, 20*time.Millisecond
 					for try := range 3 {
-						res, err := harness.Run(t.Context(), &servers.Servers, harness.Plan{Impl: im, Workload: w, Seed: uint64(try + 1)})
+						res, err := harness.Run(t.Context(), &servers.Set, harness.Plan{Impl: im, Workload: w, Seed: uint64(try + 1)})
 						if err != nil {
 							t.Fatal(err)
 						}

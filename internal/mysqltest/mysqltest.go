@@ -11,7 +11,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/lockbench/lockbench/workload"
 	"os"
 	"os/exec"
 	"os/user"
@@ -21,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/servers"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lockbench/lockbench/internal/loopback"
@@ -178,7 +179,7 @@ func launch(bin, dir, data, u string, port int, addr string) (*Server, error) {
 	return s, nil
 }
 
-// Where implements workload.Host: the server is the test's own process,
+// Where implements servers.Host: the server is the test's own process,
 // its address already in the server's name.
 func (s *Server) Where() string { return "" }
 
@@ -218,9 +219,9 @@ func (s *Server) DatabaseDSN(t testing.TB, db string) string {
 
 // Dial reaches s as lockbench does, its tables in database db (created
 // now, dropped when the test ends).
-func (s *Server) Dial(t testing.TB, db string) *workload.MySQL {
+func (s *Server) Dial(t testing.TB, db string) *servers.MySQL {
 	t.Helper()
-	m, err := workload.DialMySQL(t.Context(), s.DatabaseDSN(t, db))
+	m, err := servers.DialMySQL(t.Context(), s.DatabaseDSN(t, db))
 	if err != nil {
 		t.Fatalf("DialMySQL: %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/serverproc"
 	"github.com/lockbench/lockbench/sentinels"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -107,9 +107,9 @@ func options(addr string) *redis.Options {
 
 // Embedded starts lockbench's embedded Redis for the test, closed when it
 // ends.
-func Embedded(t testing.TB) *workload.Embedded {
+func Embedded(t testing.TB) *servers.Embedded {
 	t.Helper()
-	b, err := workload.StartEmbedded()
+	b, err := servers.StartEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

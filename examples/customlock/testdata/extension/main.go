@@ -39,7 +39,7 @@ func run(ctx context.Context) error {
 	defer servers.Close()
 	w := harness.Defaults()
 	w.Clients, w.Stock, w.Ramp, w.Workers = 200, 100, 200*time.Millisecond, 20
-	res, err := harness.Run(ctx, &servers.Servers, harness.Plan{Impl: im, Workload: w, Seed: 1})
+	res, err := harness.Run(ctx, &servers.Set, harness.Plan{Impl: im, Workload: w, Seed: 1})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,8 @@
-package workload
+package servers
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,13 +11,45 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// ErrNoMySQL means an implementation that keeps its inventory in MySQL
-// was asked for and no MySQL server was given.
-var ErrNoMySQL = errors.New("workload: no MySQL server (give --mysql-dsn or $LOCKBENCH_MYSQL_DSN)")
+// KindMySQL is a MySQL or MariaDB, where the SQL sales keep their
+// inventory.
+const KindMySQL Kind = "mysql"
 
-// ErrTablesInUse means lockbench's tables already exist in the database
-// and --force was not given.
-var ErrTablesInUse = errors.New("workload: lockbench's tables already exist in the database")
+// mySQLEnv is the environment variable --mysql-dsn defaults to.
+const mySQLEnv = "LOCKBENCH_MYSQL_DSN"
+
+func init() {
+	Register(KindInfo{
+		Kind:   KindMySQL,
+		Title:  "MySQL",
+		Flag:   "mysql-dsn",
+		Env:    mySQLEnv,
+		Usage:  "MySQL/MariaDB of the mysql implementations, as user:password@tcp(127.0.0.1:3306)/database (default $" + mySQLEnv + "); lockbench creates its tables there (database " + DefaultMySQLDatabase + " when none is named) and drops them after",
+		Secret: true,
+		Hint:   "keeps its inventory in MySQL: give --mysql-dsn=user:password@tcp(127.0.0.1:3306)/ or $" + mySQLEnv + ", or run with --backend=docker (MariaDB in a container)",
+		Check: func(dsn string) error {
+			if _, err := mysql.ParseDSN(dsn); err != nil {
+				return fmt.Errorf("%s; for example --mysql-dsn='user:password@tcp(127.0.0.1:3306)/lockbench'", strings.TrimPrefix(err.Error(), "invalid DSN: "))
+			}
+			return nil
+		},
+		Redact: func(dsn string) string {
+			if cfg, err := mysql.ParseDSN(dsn); err == nil && cfg.Passwd != "" {
+				cfg.Passwd = "PASSWORD"
+				return cfg.FormatDSN()
+			}
+			return dsn
+		},
+		Dial: func(ctx context.Context, dsn string) (Server, error) { return DialMySQL(ctx, dsn) },
+		Node: func(dsn string) (Server, error) {
+			cfg, err := mysql.ParseDSN(dsn)
+			if err != nil {
+				return nil, fmt.Errorf("%w: mysql: %v", ErrBadAddress, err)
+			}
+			return &MySQL{cfg: cfg}, nil
+		},
+	})
+}
 
 // DefaultMySQLDatabase is the database lockbench uses when the DSN names
 // none; it is created when missing and dropped again on Close.
@@ -33,15 +64,6 @@ type MySQL struct {
 
 	mu   sync.Mutex
 	host Host // nil unless RunsIn gave one
-}
-
-// Host is what runs a server lockbench started or controls, a container
-// or a process: it says where the server runs, and it can pause it.
-type Host interface {
-	Pauser
-	// Where says where the server runs, for the server's Name: "in docker
-	// (mariadb:11)"; "" adds nothing.
-	Where() string
 }
 
 // DialMySQL checks that a MySQL server answers at dsn (go-sql-driver's
@@ -125,6 +147,10 @@ func (m *MySQL) Name() string {
 // Version is the server's SELECT VERSION().
 func (m *MySQL) Version() string { return m.version }
 
+// Spec implements Portable: the DSN, password and all, for the nodes
+// lockbench runs.
+func (m *MySQL) Spec() string { return m.cfg.FormatDSN() }
+
 // Database is the database lockbench's tables live in.
 func (m *MySQL) Database() string { return m.cfg.DBName }
 
@@ -137,8 +163,8 @@ func (m *MySQL) RunsIn(h Host) {
 	m.host = h
 }
 
-// pausable reports whether RunsIn gave a host that can pause the server.
-func (m *MySQL) pausable() bool {
+// CanPause reports whether RunsIn gave a host that can pause the server.
+func (m *MySQL) CanPause() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.host != nil

@@ -1,4 +1,4 @@
-package workload
+package servers
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func DialSentinel(ctx context.Context, addrs []string, master, password string, 
 	s := &Sentinel{addrs: addrs, master: master, password: password, levers: levers, version: "?"}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c := redis.NewFailoverClient(s.FailoverOptions(clientOptions("", password)))
+	c := redis.NewFailoverClient(s.FailoverOptions(ClientOptions("", password)))
 	defer c.Close()
 	info, err := c.Info(ctx, "server", "replication").Result()
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Sentinel) Version() string { return s.version }
 // Options implements Backend: a client of the primary as it was when
 // dialled. lockbench's own clients of a Sentinel backend are failover
 // clients (FailoverOptions), which follow the primary.
-func (s *Sentinel) Options() *redis.Options { return clientOptions(s.primary, s.password) }
+func (s *Sentinel) Options() *redis.Options { return ClientOptions(s.primary, s.password) }
 
 // FailoverOptions implements Failover.
 func (s *Sentinel) FailoverOptions(o *redis.Options) *redis.FailoverOptions {
@@ -141,7 +141,7 @@ func (s *Sentinel) Pause(ctx context.Context, d time.Duration) error {
 		}
 		return nil
 	}
-	c := redis.NewFailoverClient(s.FailoverOptions(clientOptions("", s.password)))
+	c := redis.NewFailoverClient(s.FailoverOptions(ClientOptions("", s.password)))
 	defer c.Close()
 	if err := c.Do(ctx, "CLIENT", "PAUSE", max(1, d.Milliseconds()), "ALL").Err(); err != nil {
 		return fmt.Errorf("%w: CLIENT PAUSE: %v", ErrUnreachable, err)
@@ -157,9 +157,9 @@ func (s *Sentinel) Close() error {
 	return nil
 }
 
-// newClient makes a client of b with opts: a failover client when b is
+// NewClient makes a client of b with opts: a failover client when b is
 // reached through Sentinel, else a plain one.
-func newClient(b Backend, opts *redis.Options) *redis.Client {
+func NewClient(b Backend, opts *redis.Options) *redis.Client {
 	if f, ok := b.(Failover); ok {
 		return redis.NewFailoverClient(f.FailoverOptions(opts))
 	}

@@ -1,4 +1,4 @@
-package workload_test
+package servers_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // TestMySQLUnreachable: a server that does not answer is ErrUnreachable,
@@ -14,8 +14,8 @@ import (
 func TestMySQLUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	_, err := workload.DialMySQL(ctx, "root@tcp(127.0.0.1:1)/")
-	if !errors.Is(err, workload.ErrUnreachable) {
-		t.Errorf("DialMySQL on a closed port: error %v, want ErrUnreachable", err)
+	_, err := servers.DialMySQL(ctx, "root@tcp(127.0.0.1:1)/")
+	if !errors.Is(err, servers.ErrUnreachable) {
+		t.Errorf("DialMySQL on a closed port: error %v, want servers.ErrUnreachable", err)
 	}
 }

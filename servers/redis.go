@@ -1,36 +1,15 @@
-package workload
+package servers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
-)
-
-// Sentinel errors of the workload, matched with errors.Is.
-var (
-	// ErrUnreachable means the server could not be reached: an
-	// infrastructure failure, not a finding about a lock.
-	ErrUnreachable = errors.New("workload: server unreachable")
-	// ErrPrefixInUse means the key prefix already holds keys on a real
-	// server and --force was not given.
-	ErrPrefixInUse = errors.New("workload: key prefix already holds keys")
-	// ErrCrashed is the cause a fault gives when it kills a client.
-	// It is locks.ErrCrashed, so that a lock can tell a dead client (which
-	// cleans nothing up) from one that gave up.
-	ErrCrashed = locks.ErrCrashed
-	// ErrMissingServer means a sale was run without a server it needs.
-	ErrMissingServer = errors.New("workload: a server the sale needs is missing")
-	// ErrUnsupported means the backend cannot do what a fault asked (pause
-	// or restart its server).
-	ErrUnsupported = errors.New("workload: not supported by this backend")
 )
 
 // Backend is a Redis server: the inventory of the Redis sales and the
@@ -42,22 +21,10 @@ type Backend interface {
 	Options() *redis.Options
 }
 
-// Pauser is a backend that can stop its server from answering for a while,
-// as CLIENT PAUSE does; the server-pause fault needs it.
-type Pauser interface {
-	Pause(ctx context.Context, d time.Duration) error
-}
-
-// Restarter is a backend that can restart its server without persistence:
-// every key is lost. The restart fault needs it.
-type Restarter interface {
-	Restart(ctx context.Context) error
-}
-
-// clientOptions are the options every client of lockbench uses: no
+// ClientOptions are the options every client of lockbench uses: no
 // retries (a retried write would blur what is unknown), no handshake
 // extras, RESP2 so that the embedded server and old servers behave alike.
-func clientOptions(addr, password string) *redis.Options {
+func ClientOptions(addr, password string) *redis.Options {
 	return &redis.Options{
 		Addr:            addr,
 		Password:        password,
@@ -128,7 +95,7 @@ func (e *Embedded) InProcess() {}
 func (e *Embedded) Version() string { return "miniredis" }
 
 // Options implements Backend.
-func (e *Embedded) Options() *redis.Options { return clientOptions(e.m.Addr(), "") }
+func (e *Embedded) Options() *redis.Options { return ClientOptions(e.m.Addr(), "") }
 
 // Addr is the embedded server's address.
 func (e *Embedded) Addr() string { return e.m.Addr() }
@@ -175,7 +142,7 @@ type External struct {
 // a backend. It fails with ErrUnreachable within a few seconds when it
 // does not.
 func DialRedis(ctx context.Context, addr, password string) (*External, error) {
-	c := redis.NewClient(clientOptions(addr, password))
+	c := redis.NewClient(ClientOptions(addr, password))
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -199,12 +166,12 @@ func (x *External) Name() string { return fmt.Sprintf("redis %s at %s", x.versio
 func (x *External) Version() string { return x.version }
 
 // Options implements Backend.
-func (x *External) Options() *redis.Options { return clientOptions(x.addr, x.password) }
+func (x *External) Options() *redis.Options { return ClientOptions(x.addr, x.password) }
 
 // Pause implements Pauser with CLIENT PAUSE ALL: the server answers no
 // client for d and expires no key meanwhile.
 func (x *External) Pause(ctx context.Context, d time.Duration) error {
-	c := redis.NewClient(clientOptions(x.addr, x.password))
+	c := redis.NewClient(ClientOptions(x.addr, x.password))
 	defer c.Close()
 	ms := max(1, d.Milliseconds())
 	if err := c.Do(ctx, "CLIENT", "PAUSE", ms, "ALL").Err(); err != nil {
