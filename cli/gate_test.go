@@ -394,3 +394,29 @@ func TestExampleWorkflowFlags(t *testing.T) {
 		t.Errorf("found %d flags in the example, want the gate's command", seen)
 	}
 }
+
+// TestGateNotFired: a run whose asked-for fault never fired (atomic has
+// no lock holder for pause-holder to strike) is no pass: its verdict is
+// inconclusive, the run and the gate exit 4 and say which fault never
+// fired, never 0. atomic's sale is safe however loaded the machine.
+func TestGateNotFired(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"run", nil},
+		{"gate", []string{"--baseline=" + slackBaseline}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--impl=atomic", "--faults=pause-holder"}, smallSale...)
+			code, out, errOut := lockbench(t, append(args, tt.args...)...)
+			if code != exitInconclusive {
+				t.Fatalf("exit %d, want %d (inconclusive)\n%s\n%s", code, exitInconclusive, out, errOut)
+			}
+			if all := out + errOut; !strings.Contains(all, "pause-holder never fired: the run is no pass of it") || !strings.Contains(strings.ToLower(all), "inconclusive") {
+				t.Errorf("output does not say the run is inconclusive since pause-holder never fired:\n%s\n%s", out, errOut)
+			}
+		})
+	}
+}

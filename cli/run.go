@@ -764,6 +764,9 @@ func verdictExit(runs []reports.Run) error {
 		case reports.Interrupted:
 			why = "interrupted: a run was cut short before its end (an interrupt, or a server lost), so its liveness could not be judged (see above)"
 		case reports.Inconclusive:
+			if len(r.NotFired) > 0 {
+				why = cmp.Or(why, reports.NotFiredLine(&r)+" (see above)")
+			}
 			why = cmp.Or(why, "inconclusive: the harness was saturated and liveness could not be judged (see above)")
 		default:
 			return &exitError{code: exitFail}

@@ -178,6 +178,65 @@ func (l decrementLease) Release(ctx context.Context) error {
 	return decrement.Run(ctx, l.d.env.Redis, []string{l.d.env.Key}, l.owner).Err()
 }
 
+// twoStepToken is lua with fencing tokens taken after the lock from a
+// counter of its own, in two commands when racy (a GET, then a SET of one
+// more) and in one otherwise (INCR), with the Acquiring probe between the
+// lock and the token (and between the GET and the SET). A holder paused
+// there past its lease lets the next holder read the same counter: two
+// holders then carry one token, and the store, which refuses only older
+// tokens, takes both writes.
+func twoStepToken(racy bool) func(*testing.T) locks.Impl {
+	return func(t *testing.T) locks.Impl {
+		t.Helper()
+		im := lookup(t, "lua")
+		inner := im.New
+		im.Name, im.Fenced = "lua-incr-token", true
+		if racy {
+			im.Name = "lua-get-set-token"
+		}
+		im.New = func(ctx context.Context, env locks.Env) (locks.Locker, error) {
+			l, err := inner(ctx, env)
+			return tokenTaker{Locker: l, env: env, racy: racy}, err
+		}
+		return im
+	}
+}
+
+type tokenTaker struct {
+	locks.Locker
+	env  locks.Env
+	racy bool
+}
+
+func (k tokenTaker) Acquire(ctx context.Context, owner string) (locks.Lease, error) {
+	l, err := k.Locker.Acquire(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	counter := k.env.Key + ":token"
+	if !k.racy {
+		if err := k.env.Pass(ctx, locks.Acquiring); err != nil {
+			return nil, err
+		}
+		n, err := k.env.Redis.Eval(ctx, "return redis.call('INCR', KEYS[1])", []string{counter}).Uint64()
+		if err != nil {
+			return nil, err
+		}
+		return shiftedLease{l, n}, nil
+	}
+	n, err := k.env.Redis.Get(ctx, counter).Uint64()
+	if err != nil && err != redis.Nil {
+		return nil, err
+	}
+	if err := k.env.Pass(ctx, locks.Acquiring); err != nil {
+		return nil, err
+	}
+	if err := k.env.Redis.SetArgs(ctx, counter, n+1, redis.SetArgs{}).Err(); err != nil {
+		return nil, err
+	}
+	return shiftedLease{l, n + 1}, nil
+}
+
 // lookup returns the implementation called name, or fails the test.
 func lookup(t *testing.T, name string) locks.Impl {
 	t.Helper()
@@ -277,16 +336,18 @@ func TestBoundaryModes(t *testing.T) {
 		broken  func(*testing.T) locks.Impl
 		stuck   bool // the broken lock's bug is a lock stuck for good
 		correct string
+		// fixed, when set, is the correct lock instead of correct's.
+		fixed func(*testing.T) locks.Impl
 	}{
 		// fenced's overlaps are notes (its data is fenced), so a short
 		// lease that a busy machine overruns cannot fail it: at most its
 		// liveness goes unjudged (clean).
-		{"until=next", "pause-holder:until=next:count=all:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, offByOneFence, false, "fenced"},
+		{"until=next", "pause-holder:until=next:count=all:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, offByOneFence, false, "fenced", nil},
 		// lua fails on any overlap: its lease must outlast a critical
 		// section held half a lease by the fault, plus the longest stall
 		// of a busy machine (200 ms did not; a second leaves half a
 		// second). 20 releases meet the 1-in-10 bug twice.
-		{"count=all", "pause-before-release:count=all", boundarySize{time.Second, 30, 20, 2 * time.Minute}, uncheckedDelete, false, "lua"},
+		{"count=all", "pause-before-release:count=all", boundarySize{time.Second, 30, 20, 2 * time.Minute}, uncheckedDelete, false, "lua", nil},
 		// A stuck lock keeps every later buyer waiting until the sale's
 		// timeout: the run is cut short (stuck: stuckForGood).
 		// reentrant has no watchdog, so its lease must outlast a
@@ -295,7 +356,14 @@ func TestBoundaryModes(t *testing.T) {
 		// under a CPU hog (a holder's acquisition recorded 0.8 s after
 		// the server granted it). The pause ends at an event (the lease
 		// ran out); for only bounds it, and outlasts the lease.
-		{"until=expired", "pause-holder:until=expired:for=30s", boundarySize{5 * time.Second, 80, 60, 45 * time.Second}, uncheckedUnlock, true, "reentrant"},
+		// A race inside Acquire: the holder is paused between its token
+		// read and its increment (at=acquiring), past its lease; the next
+		// holder reads the same counter, and until=next lets both write
+		// from the same stock with the same token. Struck twice (count's
+		// default), not every holder: one struck at acquiring and paused
+		// with its node would stop the holder the first waits for.
+		{"at=acquiring", "pause-holder:at=acquiring:until=next:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, twoStepToken(true), false, "", twoStepToken(false)},
+		{"until=expired", "pause-holder:until=expired:for=30s", boundarySize{5 * time.Second, 80, 60, 45 * time.Second}, uncheckedUnlock, true, "reentrant", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -338,9 +406,16 @@ func TestBoundaryModes(t *testing.T) {
 			}
 			for seed := uint64(1); seed <= cleanSeeds; seed++ {
 				run(fmt.Sprintf("correct/seed=%d", seed), func(t *testing.T) {
-					h, rep := boundarySale(t, lookup(t, tt.correct), tt.spec, tt.size, seed)
+					im := tt.fixed
+					if im == nil {
+						im = func(t *testing.T) locks.Impl { return lookup(t, tt.correct) }
+					}
+					h, rep := boundarySale(t, im(t), tt.spec, tt.size, seed)
 					if !clean(rep) {
-						t.Errorf("%s failed under %s: %v (unjudged %v, saturation %v)", tt.correct, tt.spec, rep.Reasons, rep.Unjudged, rep.Saturation)
+						t.Errorf("%s failed under %s: %v (unjudged %v, saturation %v)", h.Header.Impl, tt.spec, rep.Reasons, rep.Unjudged, rep.Saturation)
+					}
+					if len(h.Faults) == 0 {
+						t.Errorf("%s: %s never fired", h.Header.Impl, tt.spec)
 					}
 					// How many holders there are depends on the machine
 					// (a buyer of one attempt gives up while the lock is

@@ -236,9 +236,9 @@ func (p Param) check(v string) error {
 		}
 	case pointKind:
 		switch locks.Point(v) {
-		case locks.Acquired, locks.Business:
+		case locks.Acquiring, locks.Acquired, locks.Business:
 		default:
-			return fmt.Errorf("want %s or %s", locks.Acquired, locks.Business)
+			return fmt.Errorf("want %s, %s or %s", locks.Acquiring, locks.Acquired, locks.Business)
 		}
 	}
 	return nil
@@ -326,5 +326,5 @@ var (
 	pEvery = Param{Name: "every", Doc: "least time between two injections", Default: "for+lease", kind: durationKind,
 		def: func(v values) string { return round(v.duration("for") + v.env.Lease).String() }}
 	pNode = Param{Name: "node", Doc: "node to strike: an index, or any (the first holder once armed)", Default: "any", kind: nodeKind, def: fixed("any")}
-	pAt   = Param{Name: "at", Doc: "where in the critical section: acquired (before the read) or business (between read and write)", Default: "business", kind: pointKind, def: fixed(string(locks.Business))}
+	pAt   = Param{Name: "at", Doc: "where the holder is struck: acquiring (between two steps of its acquisition, for a lock that calls that probe: a redlock vote, a token read), acquired (before the read) or business (between read and write)", Default: "business", kind: pointKind, def: fixed(string(locks.Business))}
 )

@@ -194,6 +194,7 @@ func Run(ctx context.Context, set *servers.Set, plan Plan) (Result, error) {
 	cfg.Seed = plan.Seed
 	cfg.TTL = Lease(w, plan.Faults)
 	cfg.Lease = cmp.Or(cfg.TTL, im.DefaultTTL)
+	served := &leaseCheck{}
 	if len(plan.Faults) > 0 || len(set.TargetVia) > 0 && im.Needs().Has(servers.KindTarget) {
 		t, _ := reach(set, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
@@ -202,13 +203,23 @@ func Run(ctx context.Context, set *servers.Set, plan Plan) (Result, error) {
 			return Result{}, err
 		}
 		defer inj.Close()
-		cfg.Injector = inj
+		cfg.Injector = withFaults{inj, served}
+	} else if im.Locked && plan.Nodes.Launcher == nil {
+		// Nodes in processes would send every probe here: without
+		// faults, their leases are not read.
+		cfg.Injector = served
 	}
 	h, err := workload.Run(ctx, cfg)
 	if h == nil {
 		return Result{}, err
 	}
 	res := Result{History: h, Report: checker.Check(h, checker.Options{Timeout: cmp.Or(plan.CheckTimeout, checker.DefaultTimeout)})}
+	if why := served.judge(h, cfg.Lease); why != "" {
+		// A lock whose lease is not what it says fails, whatever the
+		// checks of the history found.
+		res.Report.Pass, res.Report.Inconclusive = false, false
+		res.Report.Reasons = append(res.Report.Reasons, why)
+	}
 	for _, sp := range plan.Faults {
 		if !Fired(h, sp.Fault.Name()) {
 			res.NotFired = append(res.NotFired, sp.Fault.Name())

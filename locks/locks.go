@@ -54,6 +54,13 @@ type Point string
 const (
 	// AfterSetNX is between SETNX and the separate EXPIRE (setnx-expire).
 	AfterSetNX Point = "after-setnx"
+	// Acquiring is between two steps of one acquisition: after a step
+	// that decided something (a redlock vote won or lost, a fencing
+	// token read) and before the next. A lock whose Acquire takes
+	// several commands calls it there (Env.Pass), so that a holder fault
+	// at=acquiring can stop it in the middle: a race inside Acquire (a
+	// token read, then incremented in a second command) then shows.
+	Acquiring Point = "acquiring"
 	// BeforeDelete is after an owner check and before the DEL that
 	// follows it (owner-check's non-atomic unlock), or just before an
 	// atomic compare-and-delete is sent (lua, fenced), where the same
@@ -128,6 +135,13 @@ func (e *Env) now() time.Time {
 	}
 	return e.Now()
 }
+
+// Pass calls the node's fault probe at p, and returns what it returns (a
+// crash's error, to be returned at once); nil when there are no faults.
+// A lock of a user's own calls it at the points it passes (Acquiring
+// between the steps of its Acquire, BeforeDelete before a delete that
+// follows an owner check), so that the holder faults strike it there.
+func (e *Env) Pass(ctx context.Context, p Point) error { return e.probe(ctx, p) }
 
 func (e *Env) probe(ctx context.Context, p Point) error {
 	if e.Probe == nil {

@@ -111,6 +111,14 @@ func (l *redlockLocker) tryOnce(ctx context.Context, owner string) (Lease, error
 		if failed > len(l.servers)-q || ctx.Err() != nil {
 			break
 		}
+		if i < len(l.servers)-1 {
+			// Between two votes: a pause here eats the validity the
+			// round has left (the votes won so far age on their
+			// servers), which the validity computed below must account.
+			if err := l.env.probe(ctx, Acquiring); err != nil {
+				return nil, err
+			}
+		}
 	}
 	validity := l.ttl - l.env.now().Sub(start) - l.drift
 	if won >= q && validity > 0 {

@@ -142,6 +142,9 @@ func (c Cell) Workload(w harness.Workload) harness.Workload {
 	if c.Cart > 0 {
 		w.Cart = c.Cart
 	}
+	if c.Hold > 0 {
+		w.Hold = c.Hold
+	}
 	if c.Reads > 0 {
 		w.Reads, w.Stock = c.Reads, max(1, w.Stock*int64(100-c.Reads)/100)
 	}
@@ -165,6 +168,9 @@ func (c Cell) Flags(w harness.Workload, entry string) [][2]string {
 		[2]string{"nodes", fmt.Sprint(w.Nodes)}, [2]string{"clients", fmt.Sprint(w.Clients)}, [2]string{"stock", fmt.Sprint(w.Stock)},
 		arrivals, [2]string{"workers", fmt.Sprint(w.Workers)}, [2]string{"ttl", w.TTL.String()},
 		[2]string{"timeout", w.Timeout.String()}, [2]string{"command-timeout", w.CommandTimeout.String()})
+	if w.Hold > 0 {
+		set = append(set, [2]string{"hold", w.Hold.String()})
+	}
 	for _, f := range []struct {
 		name string
 		n    int
@@ -337,9 +343,11 @@ func judge(cell Cell, run *reports.Run, nodes int) reports.MatrixCell {
 
 // Saturated reports whether the harness that ran r was saturated beyond
 // what its workload tolerates: a run whose figures, and whose timing
-// faults and leases, are the harness's as much as the lock's.
+// faults and leases, are the harness's as much as the lock's. A run
+// inconclusive only because its fault never fired is not saturated: the
+// cell says NotFired.
 func Saturated(r *reports.Run) bool {
-	return len(r.Saturation) > 0 || r.Verdict == reports.Inconclusive
+	return len(r.Saturation) > 0 || r.Verdict == reports.Inconclusive && len(r.NotFired) == 0
 }
 
 // sweepCell runs cell once per value of the sweep, rising, and judges

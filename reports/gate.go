@@ -145,11 +145,14 @@ func Gate(baseline, current *Result, th Thresholds) GateReport {
 	}
 	for i := range current.Runs {
 		cur := &current.Runs[i]
-		switch cur.Verdict {
-		case Inconclusive:
+		switch {
+		case cur.Verdict == Inconclusive && len(cur.NotFired) > 0:
+			g.Notes = append(g.Notes, cur.Impl+": "+NotFiredLine(cur)+": safety and liveness not passed, performance not compared")
+			continue
+		case cur.Verdict == Inconclusive:
 			g.Notes = append(g.Notes, cur.Impl+": inconclusive (the harness was saturated): liveness not judged, performance not compared")
 			continue
-		case Interrupted:
+		case cur.Verdict == Interrupted:
 			g.Notes = append(g.Notes, cur.Impl+": interrupted before its end: liveness not judged, performance not compared")
 			continue
 		}

@@ -132,6 +132,8 @@ func GateCases(r *Result, g GateReport) []JUnitCase {
 		}
 		switch {
 		case len(lines) > 0:
+		case run.Verdict == Inconclusive && len(run.NotFired) > 0:
+			c.Skipped = run.Impl + ": " + NotFiredLine(run)
 		case run.Verdict == Inconclusive:
 			c.Skipped = run.Impl + ": inconclusive: " + SaturationLine(run)
 		case run.Verdict == Interrupted:

@@ -28,9 +28,11 @@ const (
 	Pass = "pass"
 	// Fail means it did not; the run's reasons say why.
 	Fail = "fail"
-	// Inconclusive means no check failed, but liveness could not be
-	// judged: the harness itself was saturated (Run.Saturation says how)
-	// and liveness did not hold (Run.Unjudged says what it found).
+	// Inconclusive means no check failed, but the run is no pass: liveness
+	// could not be judged, the harness itself being saturated
+	// (Run.Saturation says how) while liveness did not hold (Run.Unjudged
+	// says what it found); or a fault the run asked for never fired
+	// (Run.NotFired), so the run tested nothing of it.
 	Inconclusive = "inconclusive"
 	// Interrupted means no check failed on what was recorded, but the
 	// run was cut short by something other than the lock: an interrupt
@@ -219,6 +221,10 @@ type Run struct {
 	DurationMS float64 `json:"duration_ms"`
 	// Faults lists the faults injected while the run went on.
 	Faults FaultWindows `json:"faults"`
+	// NotFired names the faults the run asked for that never fired
+	// (harness.Result.NotFired): a run that would otherwise pass is then
+	// inconclusive, not a pass of those faults.
+	NotFired []string `json:"not_fired,omitempty"`
 	// Sales is units sold over time.
 	Sales Series `json:"sales"`
 	// History is the path of the saved history file, relative to the
@@ -237,12 +243,15 @@ type Run struct {
 // NewRun builds the Run of history h judged by rep. notFired names the
 // faults the run was planned with that h records no injection of
 // (harness.Result.NotFired): each gets a note, since a verdict under such
-// a fault rests on no fault at all. History is left empty: only the
-// caller knows where the history was saved.
+// a fault rests on no fault at all, and a run that would pass is
+// inconclusive instead: a fault that never fired was not passed. History
+// is left empty: only the caller knows where the history was saved.
 func NewRun(h *history.History, rep checker.Report, notFired ...string) Run {
 	m := measure(h)
 	verdict := Fail
 	switch {
+	case rep.Pass && len(notFired) > 0:
+		verdict = Inconclusive
 	case rep.Pass:
 		verdict = Pass
 	case rep.Interrupted && len(rep.Reasons) == 0:
@@ -277,6 +286,7 @@ func NewRun(h *history.History, rep checker.Report, notFired ...string) Run {
 		Commands:           h.Header.Commands,
 		DurationMS:         math.Round(float64(h.Header.Duration)/1e3) / 1e3,
 		Faults:             nonNil(h.Faults),
+		NotFired:           slices.Clip(notFired),
 		Sales:              m.sales,
 	}
 	r.Lock.Pairs = nonNil(r.Lock.Pairs)
@@ -292,7 +302,7 @@ func NewRun(h *history.History, rep checker.Report, notFired ...string) Run {
 func notes(report []string, impl string, notFired []string) []string {
 	out := slices.Clip(report)
 	for _, name := range notFired {
-		out = append(out, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time", name, impl))
+		out = append(out, fmt.Sprintf("%s never fired: %s has no such window, or no holder reached it in time; the run is no pass of it", name, impl))
 	}
 	return out
 }

@@ -107,11 +107,11 @@ func TestNewRunNotFired(t *testing.T) {
 		{"every fault fired", nil, nil, []string{}},
 		{"the report's notes alone", []string{"a note"}, nil, []string{"a note"}},
 		{"one never fired", nil, []string{"pause-holder"},
-			[]string{"pause-holder never fired: lua has no such window, or no holder reached it in time"}},
+			[]string{"pause-holder never fired: lua has no such window, or no holder reached it in time; the run is no pass of it"}},
 		{"after the report's notes, in order", []string{"a note"}, []string{"pause-holder", "slow-holder"}, []string{
 			"a note",
-			"pause-holder never fired: lua has no such window, or no holder reached it in time",
-			"slow-holder never fired: lua has no such window, or no holder reached it in time",
+			"pause-holder never fired: lua has no such window, or no holder reached it in time; the run is no pass of it",
+			"slow-holder never fired: lua has no such window, or no holder reached it in time; the run is no pass of it",
 		}},
 	}
 	for _, tt := range tests {
@@ -124,6 +124,42 @@ func TestNewRunNotFired(t *testing.T) {
 			}
 			if spare := report[len(report):cap(report)]; slices.ContainsFunc(spare, func(s string) bool { return s != "" }) {
 				t.Errorf("the notes were appended into the report's array: %q", spare)
+			}
+		})
+	}
+}
+
+// TestNewRunNotFiredVerdict: a run whose asked-for fault never fired is
+// no pass of it: a run the checker passed is inconclusive, one it failed
+// stays a failure; the gate notes it, never a pass, and JUnit skips it.
+func TestNewRunNotFiredVerdict(t *testing.T) {
+	tests := []struct {
+		name     string
+		report   checker.Report
+		notFired []string
+		want     string
+	}{
+		{"every fault fired, checks pass", checker.Report{Pass: true}, nil, Pass},
+		{"a fault never fired, checks pass", checker.Report{Pass: true}, []string{"restart"}, Inconclusive},
+		{"a fault never fired, a check failed", checker.Report{Reasons: []string{"oversold"}}, []string{"restart"}, Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &history.History{Header: history.Header{Impl: "redlock"}}
+			got := NewRun(h, tt.report, tt.notFired...)
+			if got.Verdict != tt.want || !slices.Equal(got.NotFired, tt.notFired) {
+				t.Fatalf("verdict %q, not fired %q; want %q, %q", got.Verdict, got.NotFired, tt.want, tt.notFired)
+			}
+			if tt.want != Inconclusive {
+				return
+			}
+			res := &Result{Runs: []Run{got}}
+			g := Gate(nil, res, DefaultThresholds)
+			if !strings.Contains(strings.Join(g.Notes, " "), "restart never fired") {
+				t.Errorf("gate notes %q: want the fault that never fired named", g.Notes)
+			}
+			if line := NotFiredLine(&got); line != "inconclusive: restart never fired: the run is no pass of it" {
+				t.Errorf("NotFiredLine = %q", line)
 			}
 		})
 	}

@@ -125,6 +125,9 @@ func WriteTable(w io.Writer, runs []Run, detail Detail) error {
 		if len(r.Saturation) > 0 {
 			fmt.Fprintf(&details, "  %s: %s\n", r.Impl, SaturationLine(r))
 		}
+		if line := NotFiredLine(r); line != "" {
+			fmt.Fprintf(&details, "  %s: %s\n", r.Impl, line)
+		}
 		if detail == Full {
 			for _, note := range r.Notes {
 				fmt.Fprintf(&details, "  %s: note: %s\n", r.Impl, note)
@@ -152,6 +155,20 @@ func SaturationLine(r *Run) string {
 		what = "liveness not judged (" + strings.Join(r.Unjudged, "; ") + ") and performance figures are the harness's"
 	}
 	return "harness saturated: " + strings.Join(r.Saturation, "; ") + ". So " + what + ". Try " + checker.Advice + "."
+}
+
+// NotFiredLine is the summary's one line on a run a fault it asked for
+// never struck: "inconclusive: restart never fired: the run is no pass of
+// it". Empty when every fault fired.
+func NotFiredLine(r *Run) string {
+	if len(r.NotFired) == 0 {
+		return ""
+	}
+	them := "it"
+	if len(r.NotFired) > 1 {
+		them = "them"
+	}
+	return "inconclusive: " + strings.Join(r.NotFired, ", ") + " never fired: the run is no pass of " + them
 }
 
 // BlindSpot says what a clock error of ns nanoseconds hides from the

@@ -108,6 +108,21 @@ func (c *Controls) LockHeld(ctx context.Context) (bool, error) {
 	return n > 0, err
 }
 
+// LockLeaseLeft returns the time left on the lock's lease on the server
+// (PTTL of its key; of the main server's, for a lock on several). ok is
+// false when the key is gone, has no expiry, or the sale has no single
+// lock key in Redis (several items, or a lock that lives elsewhere).
+func (c *Controls) LockLeaseLeft(ctx context.Context) (left time.Duration, ok bool, err error) {
+	if c.r.admin == nil || len(c.r.keys.locks) != 1 {
+		return 0, false, nil
+	}
+	d, err := c.r.admin.PTTL(ctx, c.r.keys.locks[0]).Result()
+	if err != nil || d <= 0 {
+		return 0, false, err
+	}
+	return d, true, nil
+}
+
 // PauseServer stops the server that holds the inventory from answering
 // for d, when it can (see Pauser): the Redis, or the MySQL of a SQL sale.
 func (c *Controls) PauseServer(ctx context.Context, d time.Duration) error {

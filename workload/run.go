@@ -480,6 +480,11 @@ func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) 
 		n.client = servers.NewClient(r.cfg.Servers.Redis, opts)
 		n.client.AddHook(hook{n})
 		n.servers = r.serverClients(n, n.client)
+		if rt, ok := r.cfg.Injector.(Router); ok {
+			if err := r.routeServers(rt, n); err != nil {
+				return n, fmt.Errorf("%w: node %d: %v", servers.ErrUnreachable, i, err)
+			}
+		}
 	}
 	seller, err := r.cfg.Sale.StartNode(ctx, &Node{r: r, n: n})
 	if err != nil {
@@ -490,6 +495,31 @@ func (r *run) startNode(ctx context.Context, i int, uuid string) (*node, error) 
 		return n, fmt.Errorf("%w: %s shows no reader the stock", ErrWorkload, r.cfg.Name)
 	}
 	return n, nil
+}
+
+// routeServers puts the fault proxy between node n and every server of a
+// lock on several (redlock), as between n and the main one: a fault on
+// n's link (latency, partition, cut-link) reaches each of them. Each
+// client beyond the main one is made again for the address the router
+// gives, with its hook (the node's pause and counter, and its cut).
+func (r *run) routeServers(rt Router, n *node) error {
+	if len(n.servers) < 2 {
+		return nil
+	}
+	cut := r.cluster.cut[len(r.cluster.cut)-1] // n's, made with its clients
+	for j := 1; j < len(n.servers); j++ {
+		opts := *n.servers[j].Options()
+		addr, err := rt.Route(n.id, opts.Addr)
+		if err != nil || addr == opts.Addr {
+			return err
+		}
+		opts.Addr = addr
+		c := redis.NewClient(&opts)
+		c.AddHook(cutHook{hook: hook{n}, cut: cut[j]})
+		n.servers[j].Close()
+		n.servers[j] = c
+	}
+	return nil
 }
 
 func (r *run) stopNodes() {
