@@ -112,10 +112,8 @@ func cause(h *history.History, a, b *history.Op) (Cause, string) {
 		}
 	}
 	if ha.lease <= 0 {
-		if h.Header.Promises != nil && h.Header.Promises.Exclusion {
-			// A lock that declares no lease holds until released.
-			return CauseLiveLease, ""
-		}
+		// No lease is known (an old history, a run given none): what
+		// cannot be shown is never charged to the lock.
 		return CauseUnknown, ""
 	}
 	margin := int64(expiryMargin) + stallOf(h)

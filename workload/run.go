@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -388,7 +389,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 			Reads:    cfg.Reads,
 			CutShort: cutShort,
 			CutBy:    cut,
-			Lease:    int64(cfg.Lease),
+			Lease:    int64(cmp.Or(cfg.Lease, cfg.TTL)),
 			Rate:     cfg.Rate,
 			Health:   &hl,
 		},
