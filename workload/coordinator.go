@@ -628,6 +628,16 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 	return fmt.Errorf("a %v, which a node never sends", m.Kind)
 }
 
+// untouched reports whether op is a record slot nothing was written to:
+// an item of a cart (Workload.Cart) that the attempt has not reached,
+// sent with the rest of the attempt's slots.
+func untouched(op *history.Op) bool {
+	return op.Client == 0 && op.Attempt == 0 && op.Node == 0 && op.Item == 0 && op.Arrival == 0 && op.Start == 0 &&
+		op.AcquireCall == 0 && op.Acquired == 0 && op.ReadCall == 0 && op.ReadReturn == 0 && op.WriteCall == 0 &&
+		op.WriteReturn == 0 && op.ReleaseCall == 0 && op.Released == 0 && op.End == 0 && op.Crash == 0 &&
+		op.Token == 0 && op.Outcome == 0 && op.Write == 0 && len(op.Renewals) == 0
+}
+
 // owns refuses a buyer that is not one of the node's.
 func (rn *remoteNode) owns(c int32) error {
 	r := rn.co.r
@@ -643,6 +653,9 @@ func (rn *remoteNode) ops(what string, c int32, ops []history.Op) error {
 	r := rn.co.r
 	for i := range ops {
 		op := &ops[i]
+		if op.Client != c && untouched(op) {
+			continue // a slot of the cart the attempt has not reached yet
+		}
 		switch {
 		case op.Client != c:
 			return fmt.Errorf("%s of buyer %d: a record of buyer %d", what, c, op.Client)
