@@ -163,7 +163,7 @@ const etcdServerWhy = "the fault strikes the leader of lockbench's three members
 const pgIdle = time.Second
 
 // pgAdvisoryWhy is what ends a session-level lock early.
-const pgAdvisoryWhy = "a session-level advisory lock has no lease of its own, but a server-side idle_session_timeout (the cell's --ttl) ends a holder's lock session that stays idle past it, which frees the lock, while the paused holder goes on writing through its data connection: two holders at once in every run; an oversell only when the paused holder's stale write lands after another's sale, seen on a busy machine (seed 1 at load 45) and in none of 5 seeds on a quiet one (2026-11-26), so the cell asks for the overlap alone"
+const pgAdvisoryWhy = "a session-level advisory lock has no lease of its own, but a server-side idle_session_timeout (the cell's --ttl) ends a holder's lock session that stays idle past it, which frees the lock, while the paused holder goes on writing through its data connection: two holders at once in every run; an oversell only when the paused holder's stale write lands after another's sale, in most runs but not every one (seed 1 of 5 sold no unit twice in a CI run on a quiet machine, 2026-11-26), so the cell asks for the overlap alone"
 
 // zk002PartitionWhy is source 002's swallowed exception.
 const zk002PartitionWhy = "not in the catalog: source 002's lock() catches the exception a lost connection raises and returns, so the cut node's buyers enter without the lock while another node holds it"
