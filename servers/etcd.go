@@ -199,7 +199,7 @@ func StartEtcd(ctx context.Context) (*Etcd, error) {
 }
 
 func startEtcd(ctx context.Context, bin string) (*Etcd, error) {
-	dir, err := os.MkdirTemp("", "lockbench-etcd-")
+	dir, err := memoryDir("lockbench-etcd-")
 	if err != nil {
 		return nil, err
 	}
