@@ -36,6 +36,13 @@ func Start(cmd *exec.Cmd) (*Proc, error) {
 	// A child the server left behind may hold its output open: its end
 	// is the server's, not theirs.
 	cmd.WaitDelay = time.Second
+	// A server dies with the process that started it, even one killed
+	// with no chance to stop its servers (SIGKILL, a test binary's
+	// timeout): no orphan keeps its port, its memory and its processor.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
