@@ -102,7 +102,7 @@ const processSeeds = 5
 
 // startedSeeds bounds the seeds of a cell on the etcd cluster or the
 // PostgreSQL server lockbench starts for it: five, as the cells were
-// measured when they were added (docs/catalog.md). A sale there waits on
+// measured over when they were added. A sale there waits on
 // three etcd members or a PostgreSQL server beside the harness, and at
 // twenty seeds their cells alone would take CI past its half hour.
 const startedSeeds = 5

@@ -155,6 +155,9 @@ const etcdSession = 2 * time.Second
 // etcdPauseWhy cites the finding the cell reproduces.
 const etcdPauseWhy = "Jepsen's etcd 3.4.3 analysis (2020): a holder paused past its session's TTL stops keeping its lease alive, the lease expires, the next waiter holds, and the paused holder, resumed, writes on without knowing; Jepsen's advice, the lock key's revision as a fencing token, is etcd-fenced, and the store in etcd itself guarded by the key's revision is etcd-txn"
 
+// etcdClockWhy says why a skewed clock does not reach the etcd lock.
+const etcdClockWhy = "an etcd lease is timed by the cluster's leader alone: a client's clock, skewed or not, never decides whether a lock is held"
+
 // etcdServerWhy says why the etcd server cells are safe.
 const etcdServerWhy = "the fault strikes the leader of lockbench's three members (SIGSTOP; SIGKILL and a start on its data): the others elect a leader and serve on, leases are renewed on a leader change, and buyers whose requests were lost with the member may give up"
 
@@ -413,6 +416,7 @@ var truth = []Cell{
 	{Impl: "etcd", Fault: "pause-holder", TTL: etcdSession, Want: OverlapOversell, Why: etcdPauseWhy},
 	{Impl: "etcd", Fault: "slow-holder", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
+	{Impl: "etcd", Fault: "clock-skew", TTL: etcdSession, Want: Safe, Why: etcdClockWhy},
 	{Impl: "etcd-fenced", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd-fenced", Fault: "pause-holder", TTL: etcdSession, Want: DataSafe},
 	{Impl: "etcd-fenced", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
