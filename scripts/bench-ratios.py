@@ -9,7 +9,9 @@ the load average (1 min) before and after. Absolute rates on a shared 2-core mac
 drift by 2x between days; the ratios are what to compare.
 
 Environment: REPEATS (default 3), CLIENTS (default 20000), BIG (buyers of the
-schedule figure, default 1000000; 0 skips it), BIG_REPEATS (default 1).
+schedule figure, default 1000000; 0 skips it), BIG_REPEATS (default 1), FIGURES
+(the figures to measure, comma-separated, of script, embedded, process, schedule;
+default all).
 """
 import json
 import os
@@ -25,6 +27,7 @@ REPEATS = int(os.environ.get("REPEATS", "3"))
 CLIENTS = int(os.environ.get("CLIENTS", "20000"))
 BIG = int(os.environ.get("BIG", "1000000"))
 BIG_REPEATS = int(os.environ.get("BIG_REPEATS", "1"))
+FIGURES = os.environ.get("FIGURES", "script,embedded,process,schedule").split(",")
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "sales", "scripts", "atomic_sale.lua")
 
 
@@ -152,7 +155,7 @@ def process_vs_inproc():
 
 
 print(f"== issue 27's figures, ratio to an anchor run beside it: min/median/max of {REPEATS}", flush=True)
-sale_vs_script()
-embedded_vs_server()
-process_vs_inproc()
-schedule()
+for name, figure in (("script", sale_vs_script), ("embedded", embedded_vs_server),
+                     ("process", process_vs_inproc), ("schedule", schedule)):
+    if name in FIGURES:
+        figure()
