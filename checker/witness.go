@@ -32,8 +32,16 @@ import (
 // inventory model's rules (see inventoryModel) read off the witnesses;
 // TestWitnessAgreesWithPorcupine holds the two to the same verdicts.
 func witness(ops []saleOp, stock int64) (Status, *Window, *focus) {
-	var reads []saleOp
-	var blinds []int64 // the blind sales' calls
+	// Each slice made at its size: on a million operations, growing them
+	// leaves several times their size behind for the collector.
+	nblind := 0
+	for _, o := range ops {
+		if o.in.blind() {
+			nblind++
+		}
+	}
+	reads := make([]saleOp, 0, len(ops)-nblind)
+	blinds := make([]int64, 0, nblind) // the blind sales' calls
 	for _, o := range ops {
 		if o.in.blind() {
 			blinds = append(blinds, o.call)
@@ -43,6 +51,12 @@ func witness(ops []saleOp, stock int64) (Status, *Window, *focus) {
 	}
 	// Highest stock first; within a stock, by call.
 	slices.SortStableFunc(reads, func(a, b saleOp) int { return cmp.Compare(b.in.stock, a.in.stock) })
+	nlevels := 0
+	for i := range reads {
+		if i == 0 || reads[i].in.stock != reads[i-1].in.stock {
+			nlevels++
+		}
+	}
 
 	type level struct {
 		stock     int64
@@ -53,7 +67,7 @@ func witness(ops []saleOp, stock int64) (Status, *Window, *focus) {
 		landable  bool  // a write whose answer never came may have landed
 		suffixRet int64 // earliest return in this level and every lower one
 	}
-	var levels []level
+	levels := make([]level, 0, nlevels)
 	for i := 0; i < len(reads); {
 		l := level{stock: reads[i].in.stock, lo: i, minRet: math.MaxInt64, maxCall: math.MinInt64, writer: -1}
 		for ; i < len(reads) && reads[i].in.stock == l.stock; i++ {

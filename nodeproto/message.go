@@ -26,7 +26,7 @@ const (
 	// Buyer hands the node a buyer (Client).
 	Buyer
 	// Start says a buyer begins an attempt at T0; the coordinator
-	// answers with an Ack.
+	// answers with an Ack when faults are injected (Assignment.Probes).
 	Start
 	// Probe reports a probe point (Point) with the attempt's records so
 	// far (Ops); the coordinator answers with a ProbeReply.
@@ -140,7 +140,10 @@ type Assignment struct {
 	// reached directly. The node rebuilds each with its kind's Node.
 	Servers map[string]string
 	// Probes is true when faults are injected: the node sends each probe
-	// point to the coordinator and waits for its answer.
+	// point to the coordinator and waits for its answer, and waits for
+	// the coordinator's ack of each attempt's start (a fault may kill the
+	// node, and the coordinator must know which buyers had begun). False,
+	// the node sends each start ahead of the attempt, unanswered.
 	Probes bool
 }
 

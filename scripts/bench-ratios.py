@@ -9,7 +9,9 @@ the load average (1 min) before and after. Absolute rates on a shared 2-core mac
 drift by 2x between days; the ratios are what to compare.
 
 Environment: REPEATS (default 3), CLIENTS (default 20000), BIG (buyers of the
-schedule figure, default 1000000; 0 skips it), BIG_REPEATS (default 1).
+schedule figure, default 1000000; 0 skips it), BIG_REPEATS (default 1), FIGURES
+(the figures to measure, comma-separated, of script, embedded, process, schedule;
+default all).
 """
 import json
 import os
@@ -25,6 +27,7 @@ REPEATS = int(os.environ.get("REPEATS", "3"))
 CLIENTS = int(os.environ.get("CLIENTS", "20000"))
 BIG = int(os.environ.get("BIG", "1000000"))
 BIG_REPEATS = int(os.environ.get("BIG_REPEATS", "1"))
+FIGURES = os.environ.get("FIGURES", "script,embedded,process,schedule").split(",")
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "sales", "scripts", "atomic_sale.lua")
 
 
@@ -138,21 +141,25 @@ def embedded_vs_server():
 
 
 def process_vs_inproc():
-    """Figure 5: process nodes against in-process ones, sales/s on redis-server."""
+    """Figure 5: process nodes against in-process ones, sales/s on redis-server;
+    and the CPU (user+sys, the nodes' processes included) per attempt, which a
+    shared machine's load moves far less than a rate."""
     for impl in ("lua", "watchdog"):
-        ratio, loads = [], []
+        ratio, cpu, loads = [], [], []
         for i in range(REPEATS):
             loads.append(load())
             modes = ["process", "inproc"] if i % 2 == 0 else ["inproc", "process"]
-            got = {m: lockbench(f"--impl={impl}", f"--clients={CLIENTS}", f"--node-mode={m}", REDIS)["sales_per_sec"]
-                   for m in modes}
-            ratio.append(got["process"] / got["inproc"])
+            got = {m: lockbench(f"--impl={impl}", f"--clients={CLIENTS}", f"--node-mode={m}", REDIS) for m in modes}
+            ratio.append(got["process"]["sales_per_sec"] / got["inproc"]["sales_per_sec"])
+            per = {m: r["cpu"] / r["attempts"] for m, r in got.items()}
+            cpu.append(per["process"] / per["inproc"])
             loads.append(load())
         summary(f"{impl} {CLIENTS} process nodes / in-process (sales/s)", ratio, "(target >= 0.9)", loads)
+        summary(f"{impl} {CLIENTS} process nodes / in-process (CPU per attempt)", cpu, "", loads)
 
 
 print(f"== issue 27's figures, ratio to an anchor run beside it: min/median/max of {REPEATS}", flush=True)
-sale_vs_script()
-embedded_vs_server()
-process_vs_inproc()
-schedule()
+for name, figure in (("script", sale_vs_script), ("embedded", embedded_vs_server),
+                     ("process", process_vs_inproc), ("schedule", schedule)):
+    if name in FIGURES:
+        figure()

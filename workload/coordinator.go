@@ -173,6 +173,9 @@ type inflight struct {
 	cancel  context.CancelCauseFunc
 	attempt int16
 	start   int64
+	// delivered is when the buyer was handed to the node: no attempt of
+	// its began before.
+	delivered int64
 }
 
 func newCoordinator(r *run) *coordinator {
@@ -401,7 +404,7 @@ func (rn *remoteNode) join() {
 // setup is node i's part of the sale, with the addresses it dials.
 func (co *coordinator) setup(i int) (*nodeproto.Assignment, error) {
 	r := co.r
-	s := &nodeproto.Assignment{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Clients: r.cfg.Clients, Workload: encodeWorkload(r.cfg.Workload), Probes: r.cfg.Injector != nil}
+	s := &nodeproto.Assignment{Node: i, Nodes: r.cfg.Nodes, UUID: newUUID(), Impl: r.cfg.Name, Clients: r.cfg.Clients, Workload: encodeWorkload(r.cfg.Workload), Probes: co.acked()}
 	rt, _ := r.cfg.Injector.(Router)
 	route := func(addr string) (string, error) {
 		if rt == nil {
@@ -480,7 +483,7 @@ func measureClock(ctx context.Context, l *nodeproto.Link) (offset, eps int64, er
 // protocol (check) drops the node: its link is closed, and the sale is
 // cut short naming it.
 func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodeproto.Message) {
-	r := rn.co.r
+	co, r := rn.co, rn.co.r
 	readied := false
 	for {
 		m, err := l.Recv()
@@ -506,7 +509,9 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 			f := rn.inflight[m.Client]
 			if f != nil && !rn.killed {
 				f.attempt, f.start = m.Attempt, m.T0
-				l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
+				if co.acked() {
+					l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
+				}
 			}
 			rn.mu.Unlock()
 		case nodeproto.Probe:
@@ -759,9 +764,15 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	}
 	var crashed []int32
 	for c, f := range rn.inflight {
-		if f.attempt >= 0 {
+		attempt, start := f.attempt, f.start
+		if attempt < 0 && !killed && !co.acked() {
+			// Its start, sent unanswered, may have been lost with the
+			// node: it may have begun, at the earliest when delivered.
+			attempt, start = 0, f.delivered
+		}
+		if attempt >= 0 {
 			crashed = append(crashed, c)
-			r.crashAttempt(c, f.attempt, f.start, at)
+			r.crashAttempt(c, attempt, start, at)
 			f.cancel(ErrCrashed)
 			delete(rn.inflight, c)
 		}
@@ -848,6 +859,12 @@ func (co *coordinator) kill(k int32) bool {
 	return true
 }
 
+// acked reports whether a node's starts wait for the coordinator's ack
+// (nodeproto.Assignment.Probes): when faults are injected, which may kill
+// a node; without, nothing kills one, and a node sends its starts ahead
+// of its attempts.
+func (co *coordinator) acked() bool { return co.r.cfg.Injector != nil }
+
 // start sends every node the sale's start: the run's base on its clock.
 func (co *coordinator) start() {
 	for _, rn := range co.nodes {
@@ -869,7 +886,7 @@ func (co *coordinator) deliver(ctx context.Context, c int32) {
 	co.mu.Unlock()
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1}
+	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1, delivered: co.r.now()}
 	if rn.live {
 		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Buyer, Client: c})
 	}

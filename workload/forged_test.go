@@ -310,3 +310,63 @@ func TestNodeNeverStops(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeLostOnItsOwn: without faults a node sends each attempt's start
+// unanswered, so a node whose process ends on its own may take a start
+// with it. Every buyer it had in flight is then recorded as crashed with
+// an indeterminate write (it may have sold), whether or not its start
+// reached the coordinator: never dropped from the history, where an
+// unseen sale would make the inventory look wrong.
+func TestNodeLostOnItsOwn(t *testing.T) {
+	tests := []struct {
+		name  string
+		start bool // the node's start of the buyer reaches the coordinator
+	}{
+		{"start received", true},
+		{"start lost with the node", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := nodeproto.NewSecret()
+			addr, result := remoteRun(t, t.Context(), 2, secret, time.Minute)
+			lost := make(chan int32, 1)
+			for i := range 2 {
+				var base int64
+				node(t, t.Context(), addr, secret, i, func(l *nodeproto.Link, m *nodeproto.Message) {
+					switch m.Kind {
+					case nodeproto.Go:
+						base = m.T0
+					case nodeproto.Stop:
+						l.Send(&nodeproto.Message{Kind: nodeproto.End})
+					case nodeproto.Buyer:
+						if i != 0 || len(lost) > 0 {
+							return
+						}
+						lost <- m.Client
+						if tt.start {
+							l.Send(&nodeproto.Message{Kind: nodeproto.Start, Client: m.Client, T0: monoclock.Now() - base})
+						}
+						go l.Close() // the node's process ends
+					}
+				})
+			}
+			res := <-result
+			if !errors.Is(res.err, servers.ErrUnreachable) || !strings.Contains(res.err.Error(), "node 0") {
+				t.Fatalf("got %v, want the sale cut short by node 0's loss", res.err)
+			}
+			if res.h == nil {
+				t.Fatal("what was recorded is not returned")
+			}
+			c := <-lost
+			var got []history.Op
+			for _, op := range res.h.Ops {
+				if op.Client == c {
+					got = append(got, op)
+				}
+			}
+			if len(got) != 1 || got[0].Outcome != history.Crashed || got[0].Write != history.Indeterminate || got[0].Start <= 0 {
+				t.Fatalf("buyer %d's records: %+v, want one attempt, crashed, its write indeterminate", c, got)
+			}
+		})
+	}
+}

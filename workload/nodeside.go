@@ -108,6 +108,9 @@ type nodeSide struct {
 	r       *run
 	n       *node
 	current []atomic.Int32 // by slot: the attempt the buyer is at
+	// acked is true when each start waits for the coordinator's ack
+	// (Assignment.Probes).
+	acked bool
 	// mon measures the node process's health from go to stop.
 	mon *health.Monitor
 }
@@ -255,6 +258,7 @@ func (ns *nodeSide) setup(ctx context.Context, s *nodeproto.Assignment) error {
 	if s.Probes {
 		cfg.Injector = probeRelay{ns}
 	}
+	ns.acked = s.Probes
 	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), arrivals: cfg.Arrivals(), stride: s.Nodes, shift: int64(ns.opts.ClockShift), link: ns}
 	r.controls = &Controls{r: r}
 	local := s.Clients/s.Nodes + 1
@@ -286,18 +290,32 @@ func decodeWorkload(b []byte) (Workload, error) {
 	return w, nil
 }
 
-// started tells the coordinator that buyer c begins attempt a at t, and
-// waits for its word: a buyer the coordinator does not know to have begun
-// is one it may hand to the node's next incarnation after a crash, so
-// nothing of an attempt may happen before the coordinator knows of it.
+// started tells the coordinator that buyer c begins attempt a at t. Under
+// faults it waits for its word: a buyer the coordinator does not know to
+// have begun is one it may hand to the node's next incarnation after a
+// kill, so nothing of an attempt may happen before the coordinator knows
+// of it. Without faults nothing kills the node, and the start goes ahead
+// of the attempt unanswered (the coordinator treats every buyer of a node
+// lost on its own as begun: see remoteNode.gone).
 func (ns *nodeSide) started(ctx context.Context, c int32, a int16, t int64) error {
 	ns.current[ns.r.slot(c)].Store(int32(a))
-	_, err := ns.l.Call(ctx, &nodeproto.Message{Kind: nodeproto.Start, Client: c, Attempt: a, T0: t})
+	m := &nodeproto.Message{Kind: nodeproto.Start, Client: c, Attempt: a, T0: t}
+	if !ns.acked {
+		if !ns.l.Send(m) {
+			return nodeproto.ErrClosed
+		}
+		return nil
+	}
+	_, err := ns.l.Call(ctx, m)
 	return err
 }
 
-// done sends buyer c's records, whole, once it was answered.
+// done sends buyer c's records, whole, once it was answered: its slots up
+// to the last one written (the coordinator's slots past it are as empty).
 func (ns *nodeSide) done(c int32, ops []history.Op) {
+	for len(ops) > 0 && untouched(&ops[len(ops)-1]) {
+		ops = ops[:len(ops)-1]
+	}
 	ns.l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: append([]history.Op(nil), ops...)})
 }
 
