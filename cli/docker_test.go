@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/lockbench/lockbench/internal/dockertest"
 	"github.com/lockbench/lockbench/reports"
@@ -99,26 +98,26 @@ func TestDockerInterrupt(t *testing.T) {
 				"--clients=20000", "--stock=20000", "--ramp=30s", "--seed=1"}, tt.args...)
 			cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
 			cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
-			var out strings.Builder
+			var out syncBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			ended := make(chan struct{})
+			go func() {
+				cmd.Wait()
+				close(ended)
+			}()
 			// Interrupt once every container runs.
-			deadline := time.Now().Add(60 * time.Second)
-			for len(dockertest.Leftovers(t, cmd.Process.Pid)) < tt.containers {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatalf("not %d containers after 60s:\n%s", tt.containers, out.String())
-				}
-				time.Sleep(50 * time.Millisecond)
+			if !waitFor(t, ended, func() bool { return len(dockertest.Leftovers(t, cmd.Process.Pid)) >= tt.containers }) {
+				cmd.Process.Kill()
+				<-ended
+				t.Fatalf("never %d containers:\n%s", tt.containers, out.String())
 			}
-			time.Sleep(500 * time.Millisecond) // into the sale, or the next start
 			cmd.Process.Signal(syscall.SIGINT)
-			err := cmd.Wait()
+			<-ended
 			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-				t.Errorf("exit %d (%v), want %d:\n%s", code, err, exitInterrupted, out.String())
+				t.Errorf("exit %d, want %d:\n%s", code, exitInterrupted, out.String())
 			}
 			if ids := dockertest.Leftovers(t, cmd.Process.Pid); len(ids) > 0 {
 				t.Errorf("containers left after Ctrl-C: %v", ids)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,17 +55,43 @@ func markedStates(t *testing.T, mark string) (pids []int, stopped int) {
 	return pids, stopped
 }
 
-// waitFor polls cond every 20 ms for up to bound (a bound on a wait, not
-// a timing assertion: a busy machine only makes it wait longer).
-func waitFor(bound time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
+// waitFor polls cond every 20 ms until it holds, or until ended is
+// closed (the process the test waits on has ended; nil: never), or until
+// the test's own deadline is near. It keeps no clock of its own: a busy
+// machine only makes it wait longer, never fail.
+func waitFor(t *testing.T, ended <-chan struct{}, cond func() bool) bool {
+	t.Helper()
+	deadline, bounded := t.Deadline()
+	for !cond() {
+		if bounded && time.Until(deadline) < 30*time.Second {
+			return cond()
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ended:
+			return cond()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return cond()
+	return true
+}
+
+// syncBuffer is what a process writes on its stdout and stderr, read
+// while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // TestProcessNodesLeaveNothing: nodes in processes of their own do not
@@ -92,11 +119,16 @@ func TestProcessNodesLeaveNothing(t *testing.T) {
 			args := append([]string{"--node-mode=process", "--nodes=3", "--seed=1", "--out=" + out}, tt.args...)
 			cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
 			cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1", mark)
-			var buf strings.Builder
+			var buf syncBuffer
 			cmd.Stdout, cmd.Stderr = &buf, &buf
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			ended := make(chan struct{})
+			go func() {
+				cmd.Wait()
+				close(ended)
+			}()
 			t.Cleanup(func() {
 				for _, pid := range marked(t, mark) {
 					syscall.Kill(pid, syscall.SIGKILL)
@@ -104,21 +136,25 @@ func TestProcessNodesLeaveNothing(t *testing.T) {
 			})
 			if tt.signal != 0 {
 				// Signal once lockbench and its three nodes run, and the
-				// sale has begun.
-				if !waitFor(30*time.Second, func() bool { return len(marked(t, mark)) >= 4 }) {
+				// sale has begun: its first progress line (one every 10 s
+				// of the sale, in a pipe) says that some buyers have
+				// arrived, whatever the machine's load.
+				if !waitFor(t, ended, func() bool { return len(marked(t, mark)) >= 4 }) {
 					t.Fatalf("the nodes never ran: %v\n%s", marked(t, mark), buf.String())
 				}
-				time.Sleep(500 * time.Millisecond)
-				if tt.stopped && !waitFor(30*time.Second, func() bool { _, n := markedStates(t, mark); return n > 0 }) {
+				if !tt.stopped && !waitFor(t, ended, func() bool { return strings.Contains(buf.String(), "progress: ") }) {
+					t.Fatalf("the sale never reported its progress\n%s", buf.String())
+				}
+				if tt.stopped && !waitFor(t, ended, func() bool { _, n := markedStates(t, mark); return n > 0 }) {
 					t.Fatalf("no node was ever stopped by the fault\n%s", buf.String())
 				}
 				cmd.Process.Signal(tt.signal)
 			}
-			cmd.Wait()
+			<-ended
 			if code := cmd.ProcessState.ExitCode(); code != tt.code {
 				t.Fatalf("exit %d, want %d:\n%s", code, tt.code, buf.String())
 			}
-			if !waitFor(10*time.Second, func() bool { return len(marked(t, mark)) == 0 }) {
+			if !waitFor(t, nil, func() bool { return len(marked(t, mark)) == 0 }) {
 				t.Fatalf("node processes left after lockbench ended: %v\n%s", marked(t, mark), buf.String())
 			}
 			if tt.signal == syscall.SIGKILL {
@@ -159,14 +195,14 @@ func TestDockerNodesLeaveNothing(t *testing.T) {
 			exec.Command("docker", append([]string{"rm", "-f"}, ids...)...).Run()
 		}
 	})
-	if !waitFor(60*time.Second, func() bool { return len(list("--filter", "status=paused")) > 0 }) {
+	if !waitFor(t, nil, func() bool { return len(list("--filter", "status=paused")) > 0 }) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("no node container was ever frozen by the fault\n%s", buf.String())
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	if !waitFor(30*time.Second, func() bool { return len(list()) == 0 }) {
+	if !waitFor(t, nil, func() bool { return len(list()) == 0 }) {
 		t.Fatalf("node containers left after lockbench was killed: %v\n%s", list(), buf.String())
 	}
 }
