@@ -374,11 +374,11 @@ func TestInterrupt(t *testing.T) {
 		name    string
 		args    func(t *testing.T, out string) []string
 		written bool          // result.json and the history are in --out
-		after   time.Duration // when Ctrl-C comes
+		after   time.Duration // when Ctrl-C comes; 0: at the sale's first progress line
 	}{
 		{"during the sale", func(t *testing.T, out string) []string {
 			return []string{"--impl=lua,watchdog", "--clients=20000", "--stock=20000", "--ramp=60s", "--out=" + out}
-		}, true, 2 * time.Second}, // the sale lasts a minute: well into it, watchdog's never begun
+		}, true, 0}, // the sale lasts a minute: well into it, watchdog's never begun
 		{"before the sale", func(t *testing.T, out string) []string {
 			return []string{"--impl=lua", "--redis=" + paused(t), "--out=" + out}
 		}, false, time.Second}, // the server is asked at once and answers no sooner than its 3 s read timeout
@@ -388,14 +388,23 @@ func TestInterrupt(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.CommandContext(t.Context(), os.Args[0], tt.args(t, out)...)
 			cmd.Env = append(os.Environ(), "LOCKBENCH_TEST_MAIN=1")
-			var buf strings.Builder
+			var buf syncBuffer
 			cmd.Stdout, cmd.Stderr = &buf, &buf
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(tt.after)
+			ended := make(chan struct{})
+			go func() {
+				cmd.Wait()
+				close(ended)
+			}()
+			if tt.after > 0 {
+				time.Sleep(tt.after)
+			} else if !waitFor(t, ended, func() bool { return strings.Contains(buf.String(), "progress: ") }) {
+				t.Fatalf("the sale never reported its progress:\n%s", buf.String())
+			}
 			cmd.Process.Signal(syscall.SIGINT)
-			cmd.Wait()
+			<-ended
 			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 				t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, buf.String())
 			}
