@@ -457,7 +457,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			// A history that cannot be written is reported, and the
 			// implementations after it still run (outFiles).
 			name := o.gate.historyName(p.Impl.Name)
-			markMeasured(&res.History.Header, o.clockError)
 			if o.files.write(filepath.Join(o.out, name), func(w io.Writer) error { return o.signKey.Write(w, res.History) }) {
 				run.History = name
 				// Kept for report.html, drawn from memory (writeRunReport).
@@ -989,14 +988,4 @@ func (r *rateFlag) Set(s string) error {
 // arrival.
 func (r *rateFlag) span(n int) time.Duration {
 	return workload.Rate(r.perSecond).At(n-1, n)
-}
-
-// markMeasured records in hd how much of its clock error the run measured
-// (history.Header.ClockMeasured), the clock error given as a floor being
-// floor: all of it when it is above the floor, none of it otherwise (the
-// floor was the user's, and is given again to check the history).
-func markMeasured(hd *history.Header, floor time.Duration) {
-	if hd.ClockError > int64(floor) {
-		hd.ClockMeasured = hd.ClockError
-	}
 }

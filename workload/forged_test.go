@@ -28,6 +28,12 @@ import (
 // secret, on an embedded Redis; the run's result comes on the channel.
 func remoteRun(t *testing.T, ctx context.Context, nodes int, secret string, timeout time.Duration) (addr string, result <-chan runResult) {
 	t.Helper()
+	return remoteRunWith(t, ctx, nodes, secret, timeout, func(*workload.Config) {})
+}
+
+// remoteRunWith is remoteRun with the run's configuration changed by set.
+func remoteRunWith(t *testing.T, ctx context.Context, nodes int, secret string, timeout time.Duration, set func(*workload.Config)) (addr string, result <-chan runResult) {
+	t.Helper()
 	b := redistest.Embedded(t)
 	port, err := loopback.FreePort()
 	if err != nil {
@@ -35,13 +41,15 @@ func remoteRun(t *testing.T, ctx context.Context, nodes int, secret string, time
 	}
 	addr = "127.0.0.1:" + strconv.Itoa(port)
 	ch := make(chan runResult, 1)
+	cfg := workload.Config{
+		Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
+		Workload: workload.Workload{Prefix: "forged:", Clients: 4 * nodes, Nodes: nodes, Workers: 4, Pool: 4, Stock: int64(4 * nodes), Attempts: 2,
+			Timeout: timeout, CommandTimeout: time.Second},
+		Launcher: workload.Remote{}, Listen: addr, NodeSecret: secret,
+	}
+	set(&cfg)
 	go func() {
-		h, err := workload.Run(ctx, workload.Config{
-			Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
-			Workload: workload.Workload{Prefix: "forged:", Clients: 4 * nodes, Nodes: nodes, Workers: 4, Pool: 4, Stock: int64(4 * nodes), Attempts: 2,
-				Timeout: timeout, CommandTimeout: time.Second},
-			Launcher: workload.Remote{}, Listen: addr, NodeSecret: secret,
-		})
+		h, err := workload.Run(ctx, cfg)
 		ch <- runResult{h, err}
 	}()
 	return addr, ch
@@ -306,6 +314,51 @@ func TestNodeNeverStops(t *testing.T) {
 			}
 			if res.h == nil || res.h.Header.CutBy != tt.cut {
 				t.Fatalf("the history recorded is not returned, cut by %q: %+v", tt.cut, res.h)
+			}
+		})
+	}
+}
+
+// TestClockMeasured: the run, not its caller, says how much of the
+// history's clock error it measured (history.Header.ClockMeasured), so
+// that every user of the library writes histories `check` takes: all of
+// it when the nodes' measured bound is above the floor given, none of it
+// when the floor (the caller's, given again to check) is above.
+func TestClockMeasured(t *testing.T) {
+	tests := []struct {
+		name     string
+		floor    time.Duration
+		measured bool
+	}{
+		{"no floor", 0, true},
+		{"a floor above what is measured", time.Hour, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := nodeproto.NewSecret()
+			addr, result := remoteRunWith(t, t.Context(), 1, secret, 200*time.Millisecond, func(c *workload.Config) { c.ClockError = tt.floor })
+			node(t, t.Context(), addr, secret, 0, func(l *nodeproto.Link, m *nodeproto.Message) {
+				if m.Kind == nodeproto.Stop {
+					l.Send(&nodeproto.Message{Kind: nodeproto.End})
+				}
+			})
+			res := <-result
+			if res.h == nil {
+				t.Fatalf("no history: %v", res.err)
+			}
+			hd := res.h.Header
+			if hd.ClockError < int64(tt.floor) || hd.ClockError <= 0 {
+				t.Fatalf("clock error %d, want a measured bound above 0 and at least the floor %d", hd.ClockError, tt.floor)
+			}
+			want := int64(0)
+			if tt.measured {
+				want = hd.ClockError
+			}
+			if hd.ClockMeasured != want {
+				t.Errorf("clock measured %d, want %d (clock error %d, floor %d)", hd.ClockMeasured, want, hd.ClockError, tt.floor)
+			}
+			if err := history.CheckClock(res.h, 0); (err == nil) != tt.measured {
+				t.Errorf("CheckClock without an allowance: %v (measured: %v)", err, tt.measured)
 			}
 		})
 	}

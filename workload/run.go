@@ -138,7 +138,9 @@ type Config struct {
 	Lease time.Duration
 	// ClockError is the least clock error the history is declared to
 	// have (history.Header.ClockError): a floor on what the coordinator
-	// measures of remote nodes' clocks, for drift it cannot measure.
+	// measures of remote nodes' clocks, for drift it cannot measure. The
+	// history's ClockMeasured is what the run measured above it: a floor
+	// is the caller's, and given again to check the history.
 	ClockError time.Duration
 }
 
@@ -407,6 +409,11 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	if r.coord != nil {
 		h.Header.ClockError = r.coord.clockError()
+		if h.Header.ClockError > int64(cfg.ClockError) {
+			// Measured by the run, above the floor it was given: `check`
+			// takes it without being told (history.CheckClock).
+			h.Header.ClockMeasured = h.Header.ClockError
+		}
 	}
 	ac, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
