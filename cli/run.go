@@ -26,6 +26,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/procnet"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/reports"
@@ -483,6 +484,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		// run fails, naming the answer, whatever else it answered.
 		r := &result.Runs[len(result.Runs)-1]
 		r.Verdict, r.Reasons = reports.Fail, append(r.Reasons, plain(err))
+	case errors.Is(err, safego.ErrPanic) && len(result.Runs) > 0:
+		// A goroutine of the run panicked: what it recorded is judged
+		// and written like a cut run's, then lockbench exits 70.
+		lost = panicExit(err)
 	case errors.Is(err, harness.ErrLost):
 		lost = &exitError{code: exitInfra, err: plainErr{err}}
 	default:
@@ -720,6 +725,8 @@ func runErr(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &e):
 		return err
+	case errors.Is(err, safego.ErrPanic):
+		return panicExit(err)
 	case errors.Is(err, workload.ErrPrefixInUse):
 		return flagErr("prefix", err)
 	case errors.Is(err, sales.ErrTablesInUse):

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/nodeproto"
 )
@@ -202,7 +203,7 @@ func (co *coordinator) launch(ctx context.Context) error {
 		return fmt.Errorf("workload: the coordinator cannot listen on %s: %w", listen, err)
 	}
 	co.ln, co.addr = ln, ln.Addr().String()
-	go co.accept()
+	co.r.goSafe(co.accept)
 	co.nodes = make([]*remoteNode, co.r.cfg.Nodes)
 	for i := range co.nodes {
 		n := &node{id: i}
@@ -218,10 +219,10 @@ func (co *coordinator) launch(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, rn := range co.nodes {
 		wg.Add(1)
-		go func() {
+		co.r.goSafe(func() {
 			defer wg.Done()
 			errs[i] = rn.incarnate(ctx)
-		}()
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -236,7 +237,7 @@ func (co *coordinator) accept() {
 		if err != nil {
 			return
 		}
-		go func() {
+		co.r.goSafe(func() {
 			conn.SetDeadline(time.Now().Add(helloTimeout))
 			l, m, err := nodeproto.Accept(co.ctx, conn, co.tls, co.secret)
 			if err != nil {
@@ -256,7 +257,7 @@ func (co *coordinator) accept() {
 				return
 			}
 			ch <- l
-		}()
+		})
 	}
 }
 
@@ -334,7 +335,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, helloTimeout, fmt.Errorf("%w: node %d did not get ready within %v of dialing in", servers.ErrUnreachable, i, helloTimeout))
 	defer cancel()
 	replies := make(chan *nodeproto.Message, 1)
-	go rn.read(l, proc, replies)
+	co.r.goSafe(func() { rn.read(l, proc, replies) })
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
 		proc.Close()
@@ -495,6 +496,8 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 		switch m.Kind {
 		case nodeproto.Pong, nodeproto.Ack:
 			l.Answer(m)
+		case nodeproto.Panicked:
+			r.crash(nodePanic{node: rn.n.id, text: bounded(m.Err, maxPanicText)})
 		case nodeproto.Ready:
 			readied = true
 			ready <- m
@@ -517,7 +520,7 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 				r.mergeAttempt(m.Client, m.Attempt, m.Ops)
 			}
 			rn.mu.Unlock()
-			go rn.probe(l, m)
+			r.goSafe(func() { rn.probe(l, m) })
 		case nodeproto.Done:
 			copy(r.slots(m.Client), m.Ops)
 			for i := range m.Ops {
@@ -546,6 +549,17 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 		}
 	}
 }
+
+// nodePanic is a panic in a goroutine of a node's process, as the node
+// reported it (nodeproto.Panicked): it ends the run as a panic of its own
+// does, naming the node.
+type nodePanic struct {
+	node int
+	text string
+}
+
+func (e nodePanic) Error() string { return fmt.Sprintf("node %d: %s", e.node, e.text) }
+func (e nodePanic) Unwrap() error { return safego.ErrPanic }
 
 // drop closes the link of a node that broke the protocol, and cuts the
 // sale short naming it (the first such error is the run's).
@@ -576,7 +590,7 @@ func (rn *remoteNode) broken() error {
 func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 	r := rn.co.r
 	switch m.Kind {
-	case nodeproto.Pong, nodeproto.Ack:
+	case nodeproto.Pong, nodeproto.Ack, nodeproto.Panicked:
 		return nil
 	case nodeproto.Ready:
 		if readied {
@@ -784,11 +798,11 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	}
 	// A supervisor starts a crashed service again: so does the
 	// coordinator, and the node's buyers yet to begin go to it.
-	go func() {
+	r.goSafe(func() {
 		if err := rn.incarnate(co.ctx); err != nil {
 			co.fail(fmt.Errorf("%w: node %d could not be started again after its crash: %v", errNodeLost, rn.n.id, err))
 		}
-	}()
+	})
 }
 
 // fail cuts the sale short for err, the first loss of a node.
@@ -971,7 +985,7 @@ func (co *coordinator) close() {
 	for _, rn := range co.nodes {
 		l, proc, _ := rn.current()
 		wg.Add(1)
-		go func() {
+		co.r.goSafe(func() {
 			defer wg.Done()
 			if l != nil {
 				l.Close()
@@ -980,7 +994,7 @@ func (co *coordinator) close() {
 				proc.Continue()
 				proc.Close()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
