@@ -121,6 +121,12 @@ type coordinator struct {
 	tls    *tls.Config
 	// lose cuts the sale short (a node lost).
 	lose context.CancelCauseFunc
+	// sending bounds every link's wait on a node that does not read
+	// (nodeproto.Link.Bound): it ends with the sale (cutBy), so that a
+	// node whose queue stays full past the run's deadline is dropped,
+	// never a hang of the coordinator.
+	sending    context.Context
+	endSending context.CancelFunc
 
 	mu sync.Mutex
 	// hellos are the launched nodes waiting to dial in, by token.
@@ -177,7 +183,9 @@ type inflight struct {
 }
 
 func newCoordinator(r *run) *coordinator {
-	return &coordinator{r: r, hellos: map[string]chan *nodeproto.Link{}, delivering: true, all: make(chan struct{})}
+	co := &coordinator{r: r, hellos: map[string]chan *nodeproto.Link{}, delivering: true, all: make(chan struct{})}
+	co.sending, co.endSending = context.WithCancel(context.Background())
+	return co
 }
 
 // launch listens, starts every node and waits until each is ready.
@@ -246,6 +254,7 @@ func (co *coordinator) accept() {
 				return
 			}
 			conn.SetDeadline(time.Time{})
+			l.Bound(co.sending)
 			key := co.helloKey(m.Node, m.Token)
 			co.mu.Lock()
 			ch := co.hellos[key]
@@ -486,6 +495,9 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 	for {
 		m, err := l.Recv()
 		if err != nil {
+			if errors.Is(l.Err(), nodeproto.ErrStalled) {
+				rn.drop(l, errors.New("it stopped reading what it was sent: its queue stayed full past the sale's end"))
+			}
 			rn.gone(l, proc)
 			return
 		}
@@ -818,11 +830,15 @@ func (co *coordinator) fail(err error) {
 	}
 }
 
-// cutBy gives the coordinator the function that cuts the sale short.
-func (co *coordinator) cutBy(lose context.CancelCauseFunc) {
+// cutBy gives the coordinator the sale's context and the function that
+// cuts it short: once the sale ends (its deadline, a cut, Ctrl-C), a node
+// that has stopped reading what it is sent is dropped at the next message
+// that finds its queue full.
+func (co *coordinator) cutBy(sale context.Context, lose context.CancelCauseFunc) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	co.lose = lose
+	context.AfterFunc(sale, co.endSending)
 }
 
 // kill kills the node that serves client k, as a crash of its process:
@@ -978,6 +994,7 @@ func (co *coordinator) close() {
 	}
 	co.closed, co.finishing = true, true
 	co.mu.Unlock()
+	co.endSending()
 	if co.ln != nil {
 		co.ln.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,8 +64,14 @@ type runResult struct {
 // dial dials the coordinator at addr until it listens.
 func dial(t *testing.T, ctx context.Context, addr string) net.Conn {
 	t.Helper()
+	return dialWith(t, ctx, addr, &net.Dialer{})
+}
+
+// dialWith is dial with d.
+func dialWith(t *testing.T, ctx context.Context, addr string, d *net.Dialer) net.Conn {
+	t.Helper()
 	for {
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			t.Cleanup(func() { conn.Close() })
 			return conn
@@ -361,5 +368,54 @@ func TestClockMeasured(t *testing.T) {
 				t.Errorf("CheckClock without an allowance: %v (measured: %v)", err, tt.measured)
 			}
 		})
+	}
+}
+
+// TestNodeStopsReading (issue 24): a node that proves the secret, gets
+// ready and then never reads again fills its link's queue; once the sale
+// has ended, the coordinator drops it and names it (ErrNodeMisbehaved)
+// with what was recorded, instead of waiting for it for ever. The node's
+// socket takes little before TCP stops the sender (a small receive
+// buffer and segment size): the queue fills after some thousands of
+// buyers, not a million.
+func TestNodeStopsReading(t *testing.T) {
+	secret := nodeproto.NewSecret()
+	addr, result := remoteRunWith(t, t.Context(), 1, secret, time.Second, func(c *workload.Config) {
+		c.Clients, c.Stock, c.Attempts, c.Ramp = 60000, 10, 1, 0
+	})
+	small := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) {
+			err = errors.Join(syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 1024),
+				syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 536))
+		})
+		return err
+	}}
+	l, err := nodeproto.Connect(t.Context(), dialWith(t, t.Context(), addr, small), secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	go func() {
+		for {
+			m, err := l.Recv()
+			if err != nil {
+				return
+			}
+			switch m.Kind {
+			case nodeproto.Ping:
+				l.Send(&nodeproto.Message{Kind: nodeproto.Pong, ID: m.ID, T1: monoclock.Now()})
+			case nodeproto.Setup:
+				l.Send(&nodeproto.Message{Kind: nodeproto.Ready})
+				return // and never reads again
+			}
+		}
+	}()
+	res := <-result
+	if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !strings.Contains(res.err.Error(), "node 0 dropped") || !strings.Contains(res.err.Error(), "stopped reading") {
+		t.Fatalf("got %v, want node 0 dropped for not reading (ErrNodeMisbehaved)", res.err)
+	}
+	if res.h == nil || !res.h.Header.CutShort {
+		t.Fatalf("what was recorded is not returned, cut short: %+v", res.h)
 	}
 }

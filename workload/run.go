@@ -382,7 +382,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	sale, lose := context.WithCancelCause(timed)
 	defer lose(nil)
 	if r.coord != nil {
-		r.coord.cutBy(lose)
+		r.coord.cutBy(sale, lose)
 	}
 	watching, stopWatch := context.WithCancel(sale)
 	watched := make(chan struct{})
