@@ -102,7 +102,14 @@ func refused(t *testing.T, l *nodeproto.Link) {
 // node is a forged node with the run's secret: it answers the pings and
 // the setup like a node, then hands each message to on.
 func node(t *testing.T, ctx context.Context, addr, secret string, index int, on func(l *nodeproto.Link, m *nodeproto.Message)) {
-	conn := dial(t, ctx, addr)
+	nodeOn(t, ctx, dial(t, ctx, addr), secret, index, func(l *nodeproto.Link, m *nodeproto.Message) bool {
+		on(l, m)
+		return true
+	})
+}
+
+// nodeOn is node on conn; it reads on while on returns true.
+func nodeOn(t *testing.T, ctx context.Context, conn net.Conn, secret string, index int, on func(l *nodeproto.Link, m *nodeproto.Message) bool) {
 	l, err := nodeproto.Connect(ctx, conn, secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: index})
 	if err != nil {
 		t.Errorf("node %d: %v", index, err)
@@ -121,7 +128,9 @@ func node(t *testing.T, ctx context.Context, addr, secret string, index int, on 
 			case nodeproto.Setup:
 				l.Send(&nodeproto.Message{Kind: nodeproto.Ready})
 			default:
-				on(l, m)
+				if !on(l, m) {
+					return
+				}
 			}
 		}
 	}()
@@ -391,26 +400,8 @@ func TestNodeStopsReading(t *testing.T) {
 		})
 		return err
 	}}
-	l, err := nodeproto.Connect(t.Context(), dialWith(t, t.Context(), addr, small), secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Close)
-	go func() {
-		for {
-			m, err := l.Recv()
-			if err != nil {
-				return
-			}
-			switch m.Kind {
-			case nodeproto.Ping:
-				l.Send(&nodeproto.Message{Kind: nodeproto.Pong, ID: m.ID, T1: monoclock.Now()})
-			case nodeproto.Setup:
-				l.Send(&nodeproto.Message{Kind: nodeproto.Ready})
-				return // and never reads again
-			}
-		}
-	}()
+	// The sale's first message after the setup (its go) is the last read.
+	nodeOn(t, t.Context(), dialWith(t, t.Context(), addr, small), secret, 0, func(*nodeproto.Link, *nodeproto.Message) bool { return false })
 	res := <-result
 	if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !strings.Contains(res.err.Error(), "node 0 dropped") || !strings.Contains(res.err.Error(), "stopped reading") {
 		t.Fatalf("got %v, want node 0 dropped for not reading (ErrNodeMisbehaved)", res.err)
