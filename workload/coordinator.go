@@ -211,7 +211,6 @@ func (co *coordinator) launch(ctx context.Context) error {
 		return fmt.Errorf("workload: the coordinator cannot listen on %s: %w", listen, err)
 	}
 	co.ln, co.addr = ln, ln.Addr().String()
-	co.r.goSafe(co.accept)
 	co.nodes = make([]*remoteNode, co.r.cfg.Nodes)
 	for i := range co.nodes {
 		n := &node{id: i}
@@ -221,6 +220,13 @@ func (co *coordinator) launch(ctx context.Context) error {
 		co.nodes[i] = rn
 		co.r.nodes = append(co.r.nodes, n)
 	}
+	// Every node is awaited before the first connection is taken: a
+	// remote node may dial in as soon as the coordinator listens.
+	hellos := make([]hello, len(co.nodes))
+	for i := range co.nodes {
+		hellos[i] = co.await(i)
+	}
+	co.r.goSafe(co.accept)
 	// Launched together, waited for one by one: the nodes of a remote
 	// launcher (pods) come up in any order.
 	errs := make([]error, len(co.nodes))
@@ -229,7 +235,7 @@ func (co *coordinator) launch(ctx context.Context) error {
 		wg.Add(1)
 		co.r.goSafe(func() {
 			defer wg.Done()
-			errs[i] = rn.incarnate(ctx)
+			errs[i] = rn.incarnate(ctx, hellos[i])
 		})
 	}
 	wg.Wait()
@@ -306,17 +312,30 @@ func (co *coordinator) helloKey(node int, token string) string {
 	return token
 }
 
-// incarnate starts the node's process (again, after a kill), waits for
-// it to dial in, measures its clock, sets it up and waits until it is
-// ready. In a sale under way it then joins it: go, and its buyers.
-func (rn *remoteNode) incarnate(ctx context.Context) error {
-	co, i := rn.co, rn.n.id
+// hello is an incarnation of a node awaited: the token it is started
+// with, the key its hello is matched by, and where its link comes.
+type hello struct {
+	token, key string
+	ch         chan *nodeproto.Link
+}
+
+// await makes the coordinator await an incarnation of node i.
+func (co *coordinator) await(i int) hello {
 	token := newUUID()
-	key := co.helloKey(i, token)
-	ch := make(chan *nodeproto.Link, 1)
+	h := hello{token: token, key: co.helloKey(i, token), ch: make(chan *nodeproto.Link, 1)}
 	co.mu.Lock()
-	co.hellos[key] = ch
+	co.hellos[h.key] = h.ch
 	co.mu.Unlock()
+	return h
+}
+
+// incarnate starts the node's process (again, after a kill) awaited as
+// h, waits for it to dial in, measures its clock, sets it up and waits
+// until it is ready. In a sale under way it then joins it: go, and its
+// buyers.
+func (rn *remoteNode) incarnate(ctx context.Context, h hello) error {
+	co, i := rn.co, rn.n.id
+	token, key, ch := h.token, h.key, h.ch
 	defer func() {
 		co.mu.Lock()
 		delete(co.hellos, key)
@@ -811,7 +830,7 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	// A supervisor starts a crashed service again: so does the
 	// coordinator, and the node's buyers yet to begin go to it.
 	r.goSafe(func() {
-		if err := rn.incarnate(co.ctx); err != nil {
+		if err := rn.incarnate(co.ctx, co.await(rn.n.id)); err != nil {
 			co.fail(fmt.Errorf("%w: node %d could not be started again after its crash: %v", errNodeLost, rn.n.id, err))
 		}
 	})
