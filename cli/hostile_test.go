@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/lockbench/lockbench/history"
 )
 
 // hostile is a fixture of testdata/hostile: a history edited as issue 24
@@ -126,6 +128,52 @@ func TestSignedHistory(t *testing.T) {
 		{[]string{"check", out, "--sign-key=/dev/null"}, "--sign-key"},
 		{[]string{"check", out, "--sign-key=file:" + filepath.Join(dir, "short.key")}, "--sign-key"},
 		{[]string{"--impl=lua", "--sign-key=file:" + keyFile}, "give --out too"},
-		{[]string{"matrix", "--sign-key=file:" + keyFile}, "--sign-key"},
+		{[]string{"matrix", "--sign-key=file:" + keyFile}, "give --out too"},
+	})
+}
+
+// TestSignedMatrixHistory: a matrix with --sign-key signs its cells'
+// histories as a run signs its own; `check --sign-key` verifies a cell's
+// history, and refuses it edited, or rewritten with its digest mended but
+// without the key.
+func TestSignedMatrixHistory(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "ci.key")
+	if err := os.WriteFile(keyFile, []byte("the matrix's key, long enough\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "matrix")
+	code, stdout, errOut := lockbench(t, "matrix", "--impl=atomic", "--faults=none", "--seed=1", "--out="+out, "--sign-key=file:"+keyFile)
+	if code != exitPass {
+		t.Fatalf("the signed matrix: exit %d\n%s%s", code, stdout, errOut)
+	}
+	cell := filepath.Join(out, "atomic_none", "atomic.history.jsonl")
+	if code, _, errOut := lockbench(t, "check", cell, "--sign-key=file:"+keyFile); code != exitPass {
+		t.Fatalf("check of the cell's history with the matrix's key: exit %d, %s", code, errOut)
+	}
+	data, err := os.ReadFile(cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"outcome":"sold"`) {
+		t.Fatalf("the cell sold nothing to edit:\n%s", data)
+	}
+	edited := filepath.Join(dir, "edited.history.jsonl")
+	if err := os.WriteFile(edited, []byte(strings.Replace(string(data), `"outcome":"sold"`, `"outcome":"sold-out"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What an editor can do without the key: the records read and written
+	// again, their digest right, unsigned.
+	h, err := history.ReadFile(cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mended := filepath.Join(dir, "mended.history.jsonl")
+	if err := history.WriteFile(mended, h); err != nil {
+		t.Fatal(err)
+	}
+	checkUsage(t, []usageCase{
+		{[]string{"check", edited, "--sign-key=file:" + keyFile}, "the file was edited or corrupted"},
+		{[]string{"check", mended, "--sign-key=file:" + keyFile}, "not signed"},
 	})
 }

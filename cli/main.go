@@ -163,6 +163,14 @@ func internalError(stderr io.Writer, p any, stack []byte) int {
 	return exitInternal
 }
 
+// panicExit is the exit error of a panic recovered in a goroutine of a
+// run (safego.ErrPanic): an internal error (70) naming the panic and its
+// stack, returned once what the run recorded was written and the servers
+// it started were stopped.
+func panicExit(err error) error {
+	return &exitError{code: exitInternal, err: fmt.Errorf("internal error (a bug in lockbench %s, or in the lock or sale it ran, not in what it was given; please report it with the command line above): %w", buildVersion(), plainErr{err})}
+}
+
 // dispatch picks the subcommand; flags without one mean `run`.
 func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {

@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" || harness.IsNode(os.Args[1:]) {
 		// lockbench itself, or one of its nodes (--node-mode=process
 		// starts this binary as "node").
+		if os.Getenv(panicLocksEnv) == "1" {
+			registerPanicLocks()
+		}
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	redis.SetLogger(quietRedis{})

@@ -76,10 +76,9 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 }
 
 // runsOnly are the run's flags the matrix refuses: a cell is judged
-// against the truth table, not a baseline, the matrix prints cells,
-// not notes (--verbose), and its histories are not signed yet
-// (--sign-key).
-var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose", "sign-key"}
+// against the truth table, not a baseline, and the matrix prints cells,
+// not notes (--verbose).
+var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose"}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts
@@ -143,7 +142,7 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	progress := newProgress(stderr, o.clients, sales, o.timeout)
 	plan := o.plan(harness.Impl{}, progress)
 	plan.Faults = nil
-	opts := matrix.Options{Base: plan, Sweep: o.sweep, Out: o.out}
+	opts := matrix.Options{Base: plan, Sweep: o.sweep, Out: o.out, Key: o.signKey}
 	if o.out != "" {
 		// Each cell is kept as it is judged: its history is written by
 		// the cell's run, result.json (atomically) here, so that a matrix

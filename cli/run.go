@@ -26,6 +26,7 @@ import (
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/procnet"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/internal/words"
 	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/reports"
@@ -457,7 +458,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			// A history that cannot be written is reported, and the
 			// implementations after it still run (outFiles).
 			name := o.gate.historyName(p.Impl.Name)
-			markMeasured(&res.History.Header, o.clockError)
 			if o.files.write(filepath.Join(o.out, name), func(w io.Writer) error { return o.signKey.Write(w, res.History) }) {
 				run.History = name
 				// Kept for report.html, drawn from memory (writeRunReport).
@@ -484,6 +484,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		// run fails, naming the answer, whatever else it answered.
 		r := &result.Runs[len(result.Runs)-1]
 		r.Verdict, r.Reasons = reports.Fail, append(r.Reasons, plain(err))
+	case errors.Is(err, safego.ErrPanic) && len(result.Runs) > 0:
+		// A goroutine of the run panicked: what it recorded is judged
+		// and written like a cut run's, then lockbench exits 70.
+		lost = panicExit(err)
 	case errors.Is(err, harness.ErrLost):
 		lost = &exitError{code: exitInfra, err: plainErr{err}}
 	default:
@@ -721,6 +725,8 @@ func runErr(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &e):
 		return err
+	case errors.Is(err, safego.ErrPanic):
+		return panicExit(err)
 	case errors.Is(err, workload.ErrPrefixInUse):
 		return flagErr("prefix", err)
 	case errors.Is(err, sales.ErrTablesInUse):
@@ -989,14 +995,4 @@ func (r *rateFlag) Set(s string) error {
 // arrival.
 func (r *rateFlag) span(n int) time.Duration {
 	return workload.Rate(r.perSecond).At(n-1, n)
-}
-
-// markMeasured records in hd how much of its clock error the run measured
-// (history.Header.ClockMeasured), the clock error given as a floor being
-// floor: all of it when it is above the floor, none of it otherwise (the
-// floor was the user's, and is given again to check the history).
-func markMeasured(hd *history.Header, floor time.Duration) {
-	if hd.ClockError > int64(floor) {
-		hd.ClockMeasured = hd.ClockError
-	}
 }

@@ -31,10 +31,10 @@ func pauseHolder(ctx context.Context, in *Injector, c *workload.Controls, at wor
 		if err == nil {
 			wrote := in.catches.expect(locks.BeforeRelease, nil, at.Client, false)
 			c.ResumeNode(at.Node)
-			go func() {
+			c.Go(func() {
 				defer letGo()
 				in.catches.await(context.WithoutCancel(ctx), wrote, v.env.Lease/2)
-			}()
+			})
 		}
 	}
 	return c.WaitNode(ctx, at.Node)
@@ -77,10 +77,10 @@ func resumeExpired(ctx context.Context, in *Injector, c *workload.Controls, at w
 	released := in.catches.expect(locks.Released, nil, at.Client, false)
 	c.PauseNode(at.Node, hold)
 	c.LetThrough(at.Node, at.Client)
-	go func() {
+	c.Go(func() {
 		defer resumeAll()
 		in.catches.await(context.WithoutCancel(ctx), released, hold)
-	}()
+	})
 	return ctx.Err()
 }
 
@@ -115,7 +115,7 @@ func pauseBeforeRelease(ctx context.Context, in *Injector, c *workload.Controls,
 	}
 	third := in.catches.expect(locks.Acquired, []int32{at.Client, second}, -1, false)
 	released := in.catches.expect(locks.Released, nil, at.Client, false)
-	go func() {
+	c.Go(func() {
 		defer letGo()
 		bg := context.WithoutCancel(ctx)
 		deadline := time.Now().Add(v.env.Lease / 2)
@@ -126,7 +126,7 @@ func pauseBeforeRelease(ctx context.Context, in *Injector, c *workload.Controls,
 			}
 		}
 		in.catches.await(bg, third, time.Until(deadline))
-	}()
+	})
 	return nil
 }
 
@@ -168,10 +168,10 @@ func partition(ctx context.Context, in *Injector, c *workload.Controls, at workl
 		return nil
 	}
 	d := v.duration("for")
-	go func() {
+	c.Go(func() {
 		defer end()
 		time.Sleep(d)
 		in.proxies.mend(at.Node)
-	}()
+	})
 	return nil
 }

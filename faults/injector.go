@@ -89,10 +89,10 @@ func (in *Injector) Run(ctx context.Context, c *workload.Controls) {
 	var wg sync.WaitGroup
 	for _, p := range in.plans {
 		wg.Add(1)
-		go func() {
+		c.Go(func() {
 			defer wg.Done()
 			p.run(ctx, in, c)
-		}()
+		})
 	}
 	wg.Wait()
 	if in.proxies != nil {

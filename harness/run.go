@@ -20,6 +20,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -247,9 +248,10 @@ func (e lostError) Unwrap() []error { return []error{ErrLost, e.err} }
 // first plan's sale, not minutes after it.
 //
 // It stops at the first error and returns it: done's; that of a plan that
-// could not run, of which nothing was handed on; or that of a server lost
+// could not run, of which nothing was handed on; that of a server lost
 // during a sale, whose result was handed on first (the error
-// wraps ErrLost). When ctx ends, the sale in progress is cut short,
+// wraps ErrLost); or a panic in a goroutine of the sale's, whose result
+// was handed on first too. When ctx ends, the sale in progress is cut short,
 // judged as recorded and handed on, and RunAll returns ctx's cause
 // without starting another.
 func RunAll(ctx context.Context, set *servers.Set, plans []Plan, done func(Plan, Result) error) error {
@@ -272,6 +274,8 @@ func RunAll(ctx context.Context, set *servers.Set, plans []Plan, done func(Plan,
 		switch {
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
+		case errors.Is(err, safego.ErrPanic):
+			return err // the run's own failure, not a server's
 		case err != nil:
 			return lostError{err}
 		}

@@ -210,6 +210,10 @@ type Options struct {
 	// Out, when set, is the directory each cell's history is written
 	// under, in a directory named after the cell.
 	Out string
+	// Key, when not empty, signs each history written under Out, as a
+	// run's --sign-key does (history.Key.Write): `lockbench check
+	// --sign-key` verifies a cell's history like a run's.
+	Key history.Key
 	// Done, when set, is called after each cell is judged, with every
 	// cell judged so far, in order: the caller writes them as they come,
 	// so that a matrix that ends early keeps what it measured. An error
@@ -450,7 +454,7 @@ func runOnce(ctx context.Context, servers *servers.Set, cell Cell, entry, label 
 			return nil, 0, err
 		}
 		file := im.Name + ".history.jsonl"
-		if err := history.WriteFile(filepath.Join(o.Out, dir, file), res.History); err != nil {
+		if err := o.Key.WriteFile(filepath.Join(o.Out, dir, file), res.History); err != nil {
 			return nil, 0, err
 		}
 		run.History = filepath.Join(dir, file)

@@ -19,6 +19,8 @@
 //	coordinator → node   Pause, Through, Resume, Skew   the faults' levers
 //	coordinator → node   Stop    the sale is over (cut short, or every buyer answered)
 //	node → coordinator   End     its counters; then the coordinator closes the link
+//	node → coordinator   Panicked   a goroutine of the node panicked (at any time): the
+//	                             run ends as an internal error, and the node is stopped
 //
 // A node whose link ends leaves at once: a node never outlives its
 // coordinator.

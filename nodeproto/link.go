@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,7 +27,15 @@ var (
 	// ErrMalformed is Recv's error for bytes that are not a message of
 	// the protocol, and Hello's for a first message that is no hello.
 	ErrMalformed = errors.New("nodeproto: malformed message")
+	// ErrStalled is Err's for a link whose peer stopped reading: its
+	// queue stayed full past the bound it was given (Bound), and the
+	// link was closed.
+	ErrStalled = errors.New("nodeproto: the peer stopped reading")
 )
+
+// queueLen is how many messages a link queues toward its peer before
+// Send waits for the peer to read.
+const queueLen = 4096
 
 // Link is one end of a node's connection: messages go out in order
 // through one writer, and calls wait for the answer with their ID. One
@@ -39,6 +48,10 @@ type Link struct {
 	done  bool
 	out   chan *Message
 	wrote chan struct{}
+	// bound ends the waits of Send on a full queue (Bound); stalled is
+	// set when one ended so.
+	bound   <-chan struct{}
+	stalled atomic.Bool
 
 	callMu  sync.Mutex
 	next    uint64
@@ -48,7 +61,7 @@ type Link struct {
 // NewLink starts a link on conn; Close ends it.
 func NewLink(conn net.Conn) *Link {
 	in := &frames{r: bufio.NewReader(conn)}
-	l := &Link{conn: conn, in: in, dec: gob.NewDecoder(in), out: make(chan *Message, 4096), wrote: make(chan struct{}), waiting: map[uint64]chan *Message{}}
+	l := &Link{conn: conn, in: in, dec: gob.NewDecoder(in), out: make(chan *Message, queueLen), wrote: make(chan struct{}), waiting: map[uint64]chan *Message{}}
 	go l.write()
 	return l
 }
@@ -74,15 +87,54 @@ func (l *Link) write() {
 	w.Flush()
 }
 
-// Send queues m; false when the link is closed.
+// Send queues m; false when the link is closed. On a full queue (a peer
+// that reads slower than it is sent to, or not at all) it waits for room,
+// until the link's bound ends (Bound): then the peer is held to have
+// stopped reading, the link is closed and fails with ErrStalled (Err),
+// and Send returns false.
 func (l *Link) Send(m *Message) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
 		return false
 	}
-	l.out <- m
-	return true
+	select {
+	case l.out <- m:
+		return true
+	case <-l.bound:
+	}
+	select {
+	case l.out <- m: // room came as the bound ended
+		return true
+	default:
+	}
+	// l.mu is held: end the writer as stop does, and the connection,
+	// which the writer may be blocked on.
+	l.stalled.Store(true)
+	l.done = true
+	close(l.out)
+	l.conn.Close()
+	return false
+}
+
+// Bound bounds the waits of Send on a full queue: once ctx ends, a
+// message that finds no room fails the link (ErrStalled) instead of
+// waiting for a peer that may never read. Without a bound, Send waits as
+// long as the peer takes.
+func (l *Link) Bound(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bound = ctx.Done()
+}
+
+// Err is why the link failed of its own accord: ErrStalled when its peer
+// stopped reading (see Send), nil otherwise. A link closed by its owner,
+// or by its peer, has no error here.
+func (l *Link) Err() error {
+	if l.stalled.Load() {
+		return ErrStalled
+	}
+	return nil
 }
 
 // Call sends m with a fresh ID and returns the answer with that ID (which

@@ -220,7 +220,7 @@ func TestKindString(t *testing.T) {
 		k    Kind
 		want string
 	}{
-		{Hello, "hello"}, {ProbeReply, "probe reply"}, {Die, "die"}, {Challenge, "challenge"}, {0, "kind 0"}, {Challenge + 1, "kind 22"},
+		{Hello, "hello"}, {ProbeReply, "probe reply"}, {Die, "die"}, {Challenge, "challenge"}, {Panicked, "panicked"}, {0, "kind 0"}, {Panicked + 1, "kind 23"},
 	}
 	for _, tt := range tests {
 		if got := tt.k.String(); got != tt.want {
@@ -257,4 +257,50 @@ func FuzzRecv(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSendBound (issue 24): a peer that stops reading fills its link's
+// queue; once the link's bound has ended, the message that finds no room
+// fails the link (ErrStalled) instead of waiting for ever, the messages
+// before it are queued, and Close returns.
+func TestSendBound(t *testing.T) {
+	c1, c2 := net.Pipe() // holds each write until the peer reads it: this one never does
+	a := NewLink(c1)
+	defer c2.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	a.Bound(ctx)
+	cancel() // the bound ends first: only a full queue fails
+	sent := 0
+	for a.Send(&Message{Kind: Buyer, Client: int32(sent)}) {
+		sent++
+	}
+	if sent < queueLen {
+		t.Errorf("%d messages queued before the link failed, fewer than its queue's %d", sent, queueLen)
+	}
+	if !errors.Is(a.Err(), ErrStalled) {
+		t.Fatalf("Err = %v, want ErrStalled", a.Err())
+	}
+	if a.Send(&Message{Kind: Buyer}) {
+		t.Error("a send on the failed link was queued")
+	}
+	a.Close() // returns: the writer ended with the connection
+	if _, err := a.Call(t.Context(), &Message{Kind: Ping}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a call on the failed link: %v, want ErrClosed", err)
+	}
+}
+
+// TestSendUnbounded: a link with no bound, or whose bound has not ended,
+// has no error of its own.
+func TestSendUnbounded(t *testing.T) {
+	a, b := pair(t)
+	drain(b)
+	a.Bound(t.Context())
+	for i := range 100 {
+		if !a.Send(&Message{Kind: Buyer, Client: int32(i)}) {
+			t.Fatalf("send %d on an open link: false", i)
+		}
+	}
+	if err := a.Err(); err != nil {
+		t.Fatalf("Err = %v on a link whose peer reads", err)
+	}
 }

@@ -56,6 +56,10 @@ const (
 	// Challenge is the coordinator's first message: the nonce (Nonce) a
 	// node's hello proves the run's secret with (see Accept).
 	Challenge
+	// Panicked says a goroutine of the node panicked (Err: the panic and
+	// its stack): the node's bug, or its lock's, which ends the run as an
+	// internal error.
+	Panicked
 )
 
 // kindNames are the kinds' names, by value.
@@ -64,11 +68,11 @@ var kindNames = [...]string{
 	Go: "go", Buyer: "buyer", Start: "start", Probe: "probe", ProbeReply: "probe reply",
 	Done: "done", Pause: "pause", Ack: "ack", Through: "through", Resume: "resume",
 	Skew: "skew", Stats: "stats", Stop: "stop", End: "end", Die: "die",
-	Challenge: "challenge",
+	Challenge: "challenge", Panicked: "panicked",
 }
 
 // Valid reports whether k is a kind of this protocol.
-func (k Kind) Valid() bool { return k >= Hello && k <= Challenge }
+func (k Kind) Valid() bool { return k >= Hello && k <= Panicked }
 
 // String is the kind's name, or its number when it has none.
 func (k Kind) String() string {

@@ -20,6 +20,11 @@ type Controls struct{ r *run }
 // Nodes is the number of nodes in the sale.
 func (c *Controls) Nodes() int { return len(c.r.nodes) }
 
+// Go runs f in a goroutine of the run's: a panic in it ends the run as an
+// internal error (the sale cut short, the panic returned with what was
+// recorded), never the process. A fault starts its goroutines with it.
+func (c *Controls) Go(f func()) { c.r.goSafe(f) }
+
 // Now is the sale's clock: nanoseconds since it started.
 func (c *Controls) Now() int64 { return c.r.now() }
 

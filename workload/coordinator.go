@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/nodeproto"
 )
@@ -120,6 +121,12 @@ type coordinator struct {
 	tls    *tls.Config
 	// lose cuts the sale short (a node lost).
 	lose context.CancelCauseFunc
+	// sending bounds every link's wait on a node that does not read
+	// (nodeproto.Link.Bound): it ends with the sale (cutBy), so that a
+	// node whose queue stays full past the run's deadline is dropped,
+	// never a hang of the coordinator.
+	sending    context.Context
+	endSending context.CancelFunc
 
 	mu sync.Mutex
 	// hellos are the launched nodes waiting to dial in, by token.
@@ -179,7 +186,9 @@ type inflight struct {
 }
 
 func newCoordinator(r *run) *coordinator {
-	return &coordinator{r: r, hellos: map[string]chan *nodeproto.Link{}, delivering: true, all: make(chan struct{})}
+	co := &coordinator{r: r, hellos: map[string]chan *nodeproto.Link{}, delivering: true, all: make(chan struct{})}
+	co.sending, co.endSending = context.WithCancel(context.Background())
+	return co
 }
 
 // launch listens, starts every node and waits until each is ready.
@@ -205,7 +214,6 @@ func (co *coordinator) launch(ctx context.Context) error {
 		return fmt.Errorf("workload: the coordinator cannot listen on %s: %w", listen, err)
 	}
 	co.ln, co.addr = ln, ln.Addr().String()
-	go co.accept()
 	co.nodes = make([]*remoteNode, co.r.cfg.Nodes)
 	for i := range co.nodes {
 		n := &node{id: i}
@@ -215,16 +223,23 @@ func (co *coordinator) launch(ctx context.Context) error {
 		co.nodes[i] = rn
 		co.r.nodes = append(co.r.nodes, n)
 	}
+	// Every node is awaited before the first connection is taken: a
+	// remote node may dial in as soon as the coordinator listens.
+	hellos := make([]hello, len(co.nodes))
+	for i := range co.nodes {
+		hellos[i] = co.await(i)
+	}
+	co.r.goSafe(co.accept)
 	// Launched together, waited for one by one: the nodes of a remote
 	// launcher (pods) come up in any order.
 	errs := make([]error, len(co.nodes))
 	var wg sync.WaitGroup
 	for i, rn := range co.nodes {
 		wg.Add(1)
-		go func() {
+		co.r.goSafe(func() {
 			defer wg.Done()
-			errs[i] = rn.incarnate(ctx)
-		}()
+			errs[i] = rn.incarnate(ctx, hellos[i])
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -239,7 +254,7 @@ func (co *coordinator) accept() {
 		if err != nil {
 			return
 		}
-		go func() {
+		co.r.goSafe(func() {
 			conn.SetDeadline(time.Now().Add(helloTimeout))
 			l, m, err := nodeproto.Accept(co.ctx, conn, co.tls, co.secret)
 			if err != nil {
@@ -248,6 +263,7 @@ func (co *coordinator) accept() {
 				return
 			}
 			conn.SetDeadline(time.Time{})
+			l.Bound(co.sending)
 			key := co.helloKey(m.Node, m.Token)
 			co.mu.Lock()
 			ch := co.hellos[key]
@@ -259,7 +275,7 @@ func (co *coordinator) accept() {
 				return
 			}
 			ch <- l
-		}()
+		})
 	}
 }
 
@@ -299,17 +315,30 @@ func (co *coordinator) helloKey(node int, token string) string {
 	return token
 }
 
-// incarnate starts the node's process (again, after a kill), waits for
-// it to dial in, measures its clock, sets it up and waits until it is
-// ready. In a sale under way it then joins it: go, and its buyers.
-func (rn *remoteNode) incarnate(ctx context.Context) error {
-	co, i := rn.co, rn.n.id
+// hello is an incarnation of a node awaited: the token it is started
+// with, the key its hello is matched by, and where its link comes.
+type hello struct {
+	token, key string
+	ch         chan *nodeproto.Link
+}
+
+// await makes the coordinator await an incarnation of node i.
+func (co *coordinator) await(i int) hello {
 	token := newUUID()
-	key := co.helloKey(i, token)
-	ch := make(chan *nodeproto.Link, 1)
+	h := hello{token: token, key: co.helloKey(i, token), ch: make(chan *nodeproto.Link, 1)}
 	co.mu.Lock()
-	co.hellos[key] = ch
+	co.hellos[h.key] = h.ch
 	co.mu.Unlock()
+	return h
+}
+
+// incarnate starts the node's process (again, after a kill) awaited as
+// h, waits for it to dial in, measures its clock, sets it up and waits
+// until it is ready. In a sale under way it then joins it: go, and its
+// buyers.
+func (rn *remoteNode) incarnate(ctx context.Context, h hello) error {
+	co, i := rn.co, rn.n.id
+	token, key, ch := h.token, h.key, h.ch
 	defer func() {
 		co.mu.Lock()
 		delete(co.hellos, key)
@@ -337,7 +366,7 @@ func (rn *remoteNode) incarnate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, helloTimeout, fmt.Errorf("%w: node %d did not get ready within %v of dialing in", servers.ErrUnreachable, i, helloTimeout))
 	defer cancel()
 	replies := make(chan *nodeproto.Message, 1)
-	go rn.read(l, proc, replies)
+	co.r.goSafe(func() { rn.read(l, proc, replies) })
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
 		proc.Close()
@@ -488,6 +517,9 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 	for {
 		m, err := l.Recv()
 		if err != nil {
+			if errors.Is(l.Err(), nodeproto.ErrStalled) {
+				rn.drop(l, errors.New("it stopped reading what it was sent: its queue stayed full past the sale's end"))
+			}
 			rn.gone(l, proc)
 			return
 		}
@@ -498,6 +530,8 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 		switch m.Kind {
 		case nodeproto.Pong, nodeproto.Ack:
 			l.Answer(m)
+		case nodeproto.Panicked:
+			r.crash(nodePanic{node: rn.n.id, text: bounded(m.Err, maxPanicText)})
 		case nodeproto.Ready:
 			readied = true
 			ready <- m
@@ -522,7 +556,7 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 				r.mergeAttempt(m.Client, m.Attempt, m.Ops)
 			}
 			rn.mu.Unlock()
-			go rn.probe(l, m)
+			r.goSafe(func() { rn.probe(l, m) })
 		case nodeproto.Done:
 			copy(r.slots(m.Client), m.Ops)
 			for i := range m.Ops {
@@ -551,6 +585,17 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 		}
 	}
 }
+
+// nodePanic is a panic in a goroutine of a node's process, as the node
+// reported it (nodeproto.Panicked): it ends the run as a panic of its own
+// does, naming the node.
+type nodePanic struct {
+	node int
+	text string
+}
+
+func (e nodePanic) Error() string { return fmt.Sprintf("node %d: %s", e.node, e.text) }
+func (e nodePanic) Unwrap() error { return safego.ErrPanic }
 
 // drop closes the link of a node that broke the protocol, and cuts the
 // sale short naming it (the first such error is the run's).
@@ -581,7 +626,7 @@ func (rn *remoteNode) broken() error {
 func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 	r := rn.co.r
 	switch m.Kind {
-	case nodeproto.Pong, nodeproto.Ack:
+	case nodeproto.Pong, nodeproto.Ack, nodeproto.Panicked:
 		return nil
 	case nodeproto.Ready:
 		if readied {
@@ -795,11 +840,11 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	}
 	// A supervisor starts a crashed service again: so does the
 	// coordinator, and the node's buyers yet to begin go to it.
-	go func() {
-		if err := rn.incarnate(co.ctx); err != nil {
+	r.goSafe(func() {
+		if err := rn.incarnate(co.ctx, co.await(rn.n.id)); err != nil {
 			co.fail(fmt.Errorf("%w: node %d could not be started again after its crash: %v", errNodeLost, rn.n.id, err))
 		}
-	}()
+	})
 }
 
 // fail cuts the sale short for err, the first loss of a node.
@@ -815,11 +860,15 @@ func (co *coordinator) fail(err error) {
 	}
 }
 
-// cutBy gives the coordinator the function that cuts the sale short.
-func (co *coordinator) cutBy(lose context.CancelCauseFunc) {
+// cutBy gives the coordinator the sale's context and the function that
+// cuts it short: once the sale ends (its deadline, a cut, Ctrl-C), a node
+// that has stopped reading what it is sent is dropped at the next message
+// that finds its queue full.
+func (co *coordinator) cutBy(sale context.Context, lose context.CancelCauseFunc) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	co.lose = lose
+	context.AfterFunc(sale, co.endSending)
 }
 
 // kill kills the node that serves client k, as a crash of its process:
@@ -981,6 +1030,7 @@ func (co *coordinator) close() {
 	}
 	co.closed, co.finishing = true, true
 	co.mu.Unlock()
+	co.endSending()
 	if co.ln != nil {
 		co.ln.Close()
 	}
@@ -988,7 +1038,7 @@ func (co *coordinator) close() {
 	for _, rn := range co.nodes {
 		l, proc, _ := rn.current()
 		wg.Add(1)
-		go func() {
+		co.r.goSafe(func() {
 			defer wg.Done()
 			if l != nil {
 				l.Close()
@@ -997,7 +1047,7 @@ func (co *coordinator) close() {
 				proc.Continue()
 				proc.Close()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

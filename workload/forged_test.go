@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +29,12 @@ import (
 // secret, on an embedded Redis; the run's result comes on the channel.
 func remoteRun(t *testing.T, ctx context.Context, nodes int, secret string, timeout time.Duration) (addr string, result <-chan runResult) {
 	t.Helper()
+	return remoteRunWith(t, ctx, nodes, secret, timeout, func(*workload.Config) {})
+}
+
+// remoteRunWith is remoteRun with the run's configuration changed by set.
+func remoteRunWith(t *testing.T, ctx context.Context, nodes int, secret string, timeout time.Duration, set func(*workload.Config)) (addr string, result <-chan runResult) {
+	t.Helper()
 	b := redistest.Embedded(t)
 	port, err := loopback.FreePort()
 	if err != nil {
@@ -35,13 +42,15 @@ func remoteRun(t *testing.T, ctx context.Context, nodes int, secret string, time
 	}
 	addr = "127.0.0.1:" + strconv.Itoa(port)
 	ch := make(chan runResult, 1)
+	cfg := workload.Config{
+		Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
+		Workload: workload.Workload{Prefix: "forged:", Clients: 4 * nodes, Nodes: nodes, Workers: 4, Pool: 4, Stock: int64(4 * nodes), Attempts: 2,
+			Timeout: timeout, CommandTimeout: time.Second},
+		Launcher: workload.Remote{}, Listen: addr, NodeSecret: secret,
+	}
+	set(&cfg)
 	go func() {
-		h, err := workload.Run(ctx, workload.Config{
-			Name: "atomic", Sale: sales.Atomic(), Servers: &servers.Set{Redis: b},
-			Workload: workload.Workload{Prefix: "forged:", Clients: 4 * nodes, Nodes: nodes, Workers: 4, Pool: 4, Stock: int64(4 * nodes), Attempts: 2,
-				Timeout: timeout, CommandTimeout: time.Second},
-			Launcher: workload.Remote{}, Listen: addr, NodeSecret: secret,
-		})
+		h, err := workload.Run(ctx, cfg)
 		ch <- runResult{h, err}
 	}()
 	return addr, ch
@@ -55,8 +64,14 @@ type runResult struct {
 // dial dials the coordinator at addr until it listens.
 func dial(t *testing.T, ctx context.Context, addr string) net.Conn {
 	t.Helper()
+	return dialWith(t, ctx, addr, &net.Dialer{})
+}
+
+// dialWith is dial with d.
+func dialWith(t *testing.T, ctx context.Context, addr string, d *net.Dialer) net.Conn {
+	t.Helper()
 	for {
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			t.Cleanup(func() { conn.Close() })
 			return conn
@@ -87,7 +102,14 @@ func refused(t *testing.T, l *nodeproto.Link) {
 // node is a forged node with the run's secret: it answers the pings and
 // the setup like a node, then hands each message to on.
 func node(t *testing.T, ctx context.Context, addr, secret string, index int, on func(l *nodeproto.Link, m *nodeproto.Message)) {
-	conn := dial(t, ctx, addr)
+	nodeOn(t, ctx, dial(t, ctx, addr), secret, index, func(l *nodeproto.Link, m *nodeproto.Message) bool {
+		on(l, m)
+		return true
+	})
+}
+
+// nodeOn is node on conn; it reads on while on returns true.
+func nodeOn(t *testing.T, ctx context.Context, conn net.Conn, secret string, index int, on func(l *nodeproto.Link, m *nodeproto.Message) bool) {
 	l, err := nodeproto.Connect(ctx, conn, secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: index})
 	if err != nil {
 		t.Errorf("node %d: %v", index, err)
@@ -106,7 +128,9 @@ func node(t *testing.T, ctx context.Context, addr, secret string, index int, on 
 			case nodeproto.Setup:
 				l.Send(&nodeproto.Message{Kind: nodeproto.Ready})
 			default:
-				on(l, m)
+				if !on(l, m) {
+					return
+				}
 			}
 		}
 	}()
@@ -368,5 +392,81 @@ func TestNodeLostOnItsOwn(t *testing.T) {
 				t.Fatalf("buyer %d's records: %+v, want one attempt, crashed, its write indeterminate", c, got)
 			}
 		})
+	}
+}
+
+// TestClockMeasured: the run, not its caller, says how much of the
+// history's clock error it measured (history.Header.ClockMeasured), so
+// that every user of the library writes histories `check` takes: all of
+// it when the nodes' measured bound is above the floor given, none of it
+// when the floor (the caller's, given again to check) is above.
+func TestClockMeasured(t *testing.T) {
+	tests := []struct {
+		name     string
+		floor    time.Duration
+		measured bool
+	}{
+		{"no floor", 0, true},
+		{"a floor above what is measured", time.Hour, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := nodeproto.NewSecret()
+			addr, result := remoteRunWith(t, t.Context(), 1, secret, 200*time.Millisecond, func(c *workload.Config) { c.ClockError = tt.floor })
+			node(t, t.Context(), addr, secret, 0, func(l *nodeproto.Link, m *nodeproto.Message) {
+				if m.Kind == nodeproto.Stop {
+					l.Send(&nodeproto.Message{Kind: nodeproto.End})
+				}
+			})
+			res := <-result
+			if res.h == nil {
+				t.Fatalf("no history: %v", res.err)
+			}
+			hd := res.h.Header
+			if hd.ClockError < int64(tt.floor) || hd.ClockError <= 0 {
+				t.Fatalf("clock error %d, want a measured bound above 0 and at least the floor %d", hd.ClockError, tt.floor)
+			}
+			want := int64(0)
+			if tt.measured {
+				want = hd.ClockError
+			}
+			if hd.ClockMeasured != want {
+				t.Errorf("clock measured %d, want %d (clock error %d, floor %d)", hd.ClockMeasured, want, hd.ClockError, tt.floor)
+			}
+			if err := history.CheckClock(res.h, 0); (err == nil) != tt.measured {
+				t.Errorf("CheckClock without an allowance: %v (measured: %v)", err, tt.measured)
+			}
+		})
+	}
+}
+
+// TestNodeStopsReading (issue 24): a node that proves the secret, gets
+// ready and then never reads again fills its link's queue; once the sale
+// has ended, the coordinator drops it and names it (ErrNodeMisbehaved)
+// with what was recorded, instead of waiting for it for ever. The node's
+// socket takes little before TCP stops the sender (a small receive
+// buffer and segment size): the queue fills after some thousands of
+// buyers, not a million.
+func TestNodeStopsReading(t *testing.T) {
+	secret := nodeproto.NewSecret()
+	addr, result := remoteRunWith(t, t.Context(), 1, secret, time.Second, func(c *workload.Config) {
+		c.Clients, c.Stock, c.Attempts, c.Ramp = 60000, 10, 1, 0
+	})
+	small := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) {
+			err = errors.Join(syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 1024),
+				syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 536))
+		})
+		return err
+	}}
+	// The sale's first message after the setup (its go) is the last read.
+	nodeOn(t, t.Context(), dialWith(t, t.Context(), addr, small), secret, 0, func(*nodeproto.Link, *nodeproto.Message) bool { return false })
+	res := <-result
+	if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !strings.Contains(res.err.Error(), "node 0 dropped") || !strings.Contains(res.err.Error(), "stopped reading") {
+		t.Fatalf("got %v, want node 0 dropped for not reading (ErrNodeMisbehaved)", res.err)
+	}
+	if res.h == nil || !res.h.Header.CutShort {
+		t.Fatalf("what was recorded is not returned, cut short: %+v", res.h)
 	}
 }

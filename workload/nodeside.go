@@ -163,7 +163,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			}
 			ns.mon = health.Start(ns.r.now)
 			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
-			go ns.report(stats)
+			ns.r.goSafe(func() { ns.report(stats) })
 		case nodeproto.Buyer:
 			ns.r.arrived.Add(1)
 			ns.r.initSlots(m.Client, ns.n.id)
@@ -205,6 +205,25 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 	}
+}
+
+// maxPanicText bounds the text of a panic a node reports, and that its
+// coordinator keeps of one: the panic and enough of its stack to find it.
+const maxPanicText = 16 << 10
+
+// panicked tells the coordinator that a goroutine of the node panicked
+// (err, a safego.Panic): the coordinator ends the run as an internal
+// error, naming it, and stops the node.
+func (ns *nodeSide) panicked(err error) {
+	ns.l.Send(&nodeproto.Message{Kind: nodeproto.Panicked, Err: bounded(err.Error(), maxPanicText)})
+}
+
+// bounded is s cut to at most n bytes.
+func bounded(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 // errStopped is the cause of a node's sale that its coordinator ended.

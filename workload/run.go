@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/monoclock"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/redis/go-redis/v9"
 )
@@ -138,7 +139,9 @@ type Config struct {
 	Lease time.Duration
 	// ClockError is the least clock error the history is declared to
 	// have (history.Header.ClockError): a floor on what the coordinator
-	// measures of remote nodes' clocks, for drift it cannot measure.
+	// measures of remote nodes' clocks, for drift it cannot measure. The
+	// history's ClockMeasured is what the run measured above it: a floor
+	// is the caller's, and given again to check the history.
 	ClockError time.Duration
 }
 
@@ -243,6 +246,36 @@ type run struct {
 	// quietUntil is when (Unix ns) a fault that pauses or restarts the
 	// server ends: the watch does not count the server silent before.
 	quietUntil atomic.Int64
+	// abort ends the run's context for a panic in one of its goroutines
+	// (crash); panicked is the first such panic.
+	abort    context.CancelCauseFunc
+	panicked atomic.Pointer[error]
+}
+
+// goSafe runs f in a goroutine of the run's: a panic in it ends the run
+// (crash), never the process.
+func (r *run) goSafe(f func()) { safego.Go(r.crash, f) }
+
+// crash ends the run for err, a panic in one of its goroutines (a bug of
+// lockbench's, or of the lock or sale it runs): the first is kept, the
+// run's context ends, and Run returns what was recorded with the panic
+// (panicErr). In a node process, the coordinator is told.
+func (r *run) crash(err error) {
+	r.panicked.CompareAndSwap(nil, &err)
+	if r.abort != nil {
+		r.abort(err)
+	}
+	if r.link != nil {
+		r.link.panicked(err)
+	}
+}
+
+// panicErr is the run's first panic (safego.ErrPanic), nil when none.
+func (r *run) panicErr() error {
+	if p := r.panicked.Load(); p != nil {
+		return fmt.Errorf("workload: %s: a goroutine of the run panicked: %w", r.cfg.Name, *p)
+	}
+	return nil
 }
 
 func (r *run) now() int64 { return monoclock.Now() + r.shift - r.base }
@@ -291,6 +324,8 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	r := &run{cfg: cfg, keys: newKeys(cfg.Prefix+cfg.Name+":", cfg.Items), cart: max(1, cfg.Cart), instances: newInstances(cfg.Servers), arrivals: cfg.Arrivals(), stride: 1}
 	r.controls = &Controls{r: r}
+	ctx, r.abort = context.WithCancelCause(ctx)
+	defer r.abort(nil)
 	reach, err := ReachOf(cfg.Servers, cfg.Sale)
 	if err != nil {
 		return nil, err
@@ -326,9 +361,9 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		defer cancel()
 		r.inv.Clear(c)
 	}()
-	if err := r.startNodes(setup); err != nil {
+	if err := r.startNodes(setup); err != nil || r.panicErr() != nil {
 		r.stopNodes()
-		return nil, err
+		return nil, cmp.Or(r.panicErr(), err)
 	}
 	defer r.stopNodes()
 
@@ -347,14 +382,14 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	sale, lose := context.WithCancelCause(timed)
 	defer lose(nil)
 	if r.coord != nil {
-		r.coord.cutBy(lose)
+		r.coord.cutBy(sale, lose)
 	}
 	watching, stopWatch := context.WithCancel(sale)
 	watched := make(chan struct{})
-	go func() {
+	r.goSafe(func() {
 		defer close(watched)
 		r.watch(watching, lose)
-	}()
+	})
 	cutShort := r.drive(sale)
 	stopWatch()
 	<-watched
@@ -407,6 +442,11 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	if r.coord != nil {
 		h.Header.ClockError = r.coord.clockError()
+		if h.Header.ClockError > int64(cfg.ClockError) {
+			// Measured by the run, above the floor it was given: `check`
+			// takes it without being told (history.CheckClock).
+			h.Header.ClockMeasured = h.Header.ClockError
+		}
 	}
 	ac, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -421,6 +461,9 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 	if err := r.protocolError(); err != nil && lost == nil {
 		lost = err
+	}
+	if err := r.panicErr(); err != nil {
+		lost = err // the run's own failure comes before what it caused
 	}
 	final, err := r.inv.Audit(ac)
 	if err != nil {
@@ -564,17 +607,17 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 	defer stopFaults()
 	if r.cfg.Injector != nil {
 		workers.Add(1)
-		go func() {
+		r.goSafe(func() {
 			defer workers.Done()
 			r.cfg.Injector.Run(fctx, r.controls)
-		}()
+		})
 	}
 	if r.cfg.Progress != nil {
 		workers.Add(1)
-		go func() {
+		r.goSafe(func() {
 			defer workers.Done()
 			r.tickProgress(fctx)
-		}()
+		})
 	}
 	if r.coord == nil {
 		for _, n := range r.nodes {
@@ -612,8 +655,8 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 	}
 	stopFaults()
 	workers.Wait()
-	if r.cfg.Progress != nil {
-		r.cfg.Progress(r.snapshot())
+	if r.cfg.Progress != nil && r.panicErr() == nil {
+		safego.Call(r.crash, func() { r.cfg.Progress(r.snapshot()) })
 	}
 	return ctx.Err() != nil
 }
@@ -627,12 +670,12 @@ func (r *run) startWorkers(ctx context.Context, n *node, size int, clients *sync
 	n.queue = make(chan int32, size)
 	for w := 0; w < r.cfg.Workers; w++ {
 		clients.Add(1)
-		go func() {
+		r.goSafe(func() {
 			defer clients.Done()
 			for c := range n.queue {
 				r.client(ctx, n, c)
 			}
-		}()
+		})
 	}
 }
 
@@ -643,10 +686,10 @@ func (r *run) serve(ctx context.Context, n *node, c int32, clients *sync.WaitGro
 		return
 	}
 	clients.Add(1)
-	go func() {
+	r.goSafe(func() {
 		defer clients.Done()
 		r.client(ctx, n, c)
-	}()
+	})
 }
 
 // allocSlots makes room for the history of clients buyers.

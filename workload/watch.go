@@ -69,7 +69,7 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 		// One ping at a time: a hung server holds it until its timeout.
 		if pinging.CompareAndSwap(false, true) {
 			pings.Add(1)
-			go func() {
+			r.goSafe(func() {
 				defer pings.Done()
 				defer pinging.Store(false)
 				pctx, cancel := context.WithTimeout(ctx, r.lostAfter())
@@ -84,7 +84,7 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 				if inProcess && ctx.Err() == nil && r.quietUntil.Load() < t0.UnixNano() {
 					r.health.Ping(time.Since(t0))
 				}
-			}()
+			})
 		}
 	}
 }

@@ -1,0 +1,60 @@
+// Package safego starts the engine's goroutines so that a panic in one
+// ends the work it belongs to with an error, not the whole process with
+// Go's exit 2: the run that owns the goroutine is told (its report
+// function), cuts itself short, stops what it started and returns what
+// it recorded, and the command line exits 70, an internal error, never
+// bad usage. Every goroutine of a run (its workers, its coordinator's,
+// its faults', its nodes') starts through Go.
+package safego
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// ErrPanic is what the error of a recovered panic wraps (errors.Is).
+var ErrPanic = errors.New("safego: a goroutine panicked")
+
+// Panic is a panic recovered in a goroutine: its value and the stack of
+// the goroutine where it happened.
+type Panic struct {
+	// Value is what was passed to panic, or the runtime's error.
+	Value any
+	// Stack is the panicking goroutine's stack (runtime/debug.Stack).
+	Stack []byte
+}
+
+// Error names the panic, then its stack.
+func (p *Panic) Error() string { return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack) }
+
+// Unwrap makes a Panic match ErrPanic.
+func (p *Panic) Unwrap() error { return ErrPanic }
+
+// Go runs f in a goroutine of its own. A panic in f is recovered and
+// handed to report as a *Panic, and the goroutine ends; f's own deferred
+// calls (a WaitGroup's Done) have run by then.
+func Go(report func(error), f func()) {
+	go func() {
+		defer Recover(report)
+		f()
+	}()
+}
+
+// Call runs f in the calling goroutine; a panic in f is recovered and
+// handed to report as Go does: for a callback the run also calls from a
+// goroutine of its own (a progress callback's last call).
+func Call(report func(error), f func()) {
+	defer Recover(report)
+	f()
+}
+
+// Recover, deferred itself (defer safego.Recover(report)), recovers a
+// panic of the goroutine it is deferred in and hands it to report as a
+// *Panic: for a goroutine that is not started by Go, as a node's reading
+// loop.
+func Recover(report func(error)) {
+	if v := recover(); v != nil {
+		report(&Panic{Value: v, Stack: debug.Stack()})
+	}
+}
