@@ -362,7 +362,7 @@ func TestBoundaryModes(t *testing.T) {
 		// from the same stock with the same token. Struck twice (count's
 		// default), not every holder: one struck at acquiring and paused
 		// with its node would stop the holder the first waits for.
-		{"at=acquiring", "pause-holder:at=acquiring:until=next:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, twoStepToken(true), false, "", twoStepToken(false)},
+		{"at=acquiring", "pause-holder:at=acquiring:until=next:count=2:for=1s", boundarySize{50 * time.Millisecond, 160, 120, 2 * time.Minute}, twoStepToken(true), false, "", twoStepToken(false)},
 		{"until=expired", "pause-holder:until=expired:for=30s", boundarySize{5 * time.Second, 80, 60, 45 * time.Second}, uncheckedUnlock, true, "reentrant", nil},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,7 +61,19 @@ const (
 	// releaseUnchecked: a release that finds its holder ran past its
 	// lease deletes the key "to be sure", without the owner check.
 	releaseUnchecked
+	// releaseSometimes: one release in fifty (every fiftieth, over all
+	// the nodes) deletes the key without the owner check.
+	releaseSometimes
+	// tokenBehind: half the time a lease shows the token before its own
+	// (as if read from a counter one increment behind): two holders then
+	// carry the same token, which the store accepts, since it refuses
+	// only tokens older than the last it saw.
+	tokenBehind
 )
+
+// sometimes is how often releaseSometimes skips the owner check: one
+// release in sometimes.
+const sometimes = 50
 
 // teamLock is one node's handle on the team's lock, with bug.
 type teamLock struct {
@@ -68,6 +81,8 @@ type teamLock struct {
 	ttl    time.Duration
 	bug    bug
 	renews bool
+	// releases counts the releases of every node's handle (releaseSometimes).
+	releases *atomic.Int64
 }
 
 func (l *teamLock) keys() []string { return []string{l.env.Key, l.env.Key + ":token"} }
@@ -86,6 +101,9 @@ func (l *teamLock) Acquire(ctx context.Context, owner string) (locks.Lease, erro
 		}
 		if token > 0 {
 			trace.Granted(l.ttl, 0)
+			if l.bug == tokenBehind && token > 1 && rand.N(2) == 0 {
+				token--
+			}
 			ls := &teamLease{l: l, owner: owner, token: token, at: time.Now(), stop: func() {}}
 			if l.renews {
 				rctx, cancel := context.WithCancel(ctx)
@@ -150,7 +168,8 @@ func (s *teamLease) Release(ctx context.Context) error {
 			return err
 		}
 	}
-	if l.bug == releaseUnchecked && time.Since(s.at) > l.ttl {
+	if l.bug == releaseUnchecked && time.Since(s.at) > l.ttl ||
+		l.bug == releaseSometimes && l.releases.Add(1)%sometimes == 0 {
 		return l.env.Redis.Del(ctx, l.env.Key).Err()
 	}
 	n, err := teamRelease.Run(ctx, l.env.Redis, []string{l.env.Key}, s.owner).Int64()
@@ -166,6 +185,7 @@ func (s *teamLease) Release(ctx context.Context) error {
 // team is the team's lock with b, fenced or not, renewing or not, as
 // lockbench runs it.
 func team(name string, b bug, fenced, renews bool) harness.Impl {
+	releases := new(atomic.Int64)
 	return harness.Lock(locks.Impl{
 		Info:     locks.Info{Name: name, Summary: "a team's lease lock (test code)", DefaultTTL: time.Second},
 		Fenced:   fenced,
@@ -176,7 +196,7 @@ func team(name string, b bug, fenced, renews bool) harness.Impl {
 			if ttl == 0 {
 				ttl = time.Second
 			}
-			return &teamLock{env: env, ttl: ttl, bug: b, renews: renews}, nil
+			return &teamLock{env: env, ttl: ttl, bug: b, renews: renews, releases: releases}, nil
 		},
 	})
 }
@@ -187,6 +207,13 @@ func team(name string, b bug, fenced, renews bool) harness.Impl {
 // long enough (a third of the lease) to lapse a renewed lease by itself:
 // then a lease that ran out is never blamed on the lock.
 func sale(t *testing.T, im harness.Impl, fault string, ttl time.Duration, seed uint64) (*reports.Run, bool) {
+	t.Helper()
+	return saleFor(t, im, fault, ttl, 0, seed)
+}
+
+// saleFor is sale with the sale's timeout (the harness's default when
+// zero), which sizes how long count=all strikes by default.
+func saleFor(t *testing.T, im harness.Impl, fault string, ttl, timeout time.Duration, seed uint64) (*reports.Run, bool) {
 	t.Helper()
 	specs, err := faults.Parse(fault)
 	if err != nil {
@@ -203,6 +230,9 @@ func sale(t *testing.T, im harness.Impl, fault string, ttl time.Duration, seed u
 	defer servers.Close()
 	w := harness.Defaults()
 	w.Clients, w.Stock, w.Ramp, w.Workers, w.TTL = 300, 150, 500*time.Millisecond, 20, ttl
+	if timeout > 0 {
+		w.Timeout = timeout
+	}
 	res, err := harness.Run(t.Context(), &servers.Set, harness.Plan{Impl: im, Workload: w, Faults: specs, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
@@ -382,5 +412,80 @@ func TestFIFOPromiseCaught(t *testing.T) {
 		if !r.Lock.FIFO || r.Lock.Overtakes > 0 || !r.Lock.Holds() {
 			t.Errorf("seed %d: the first-come lock failed (fifo %v, %d overtakes)\nreasons: %q", seed, r.Lock.FIFO, r.Lock.Overtakes, r.Reasons)
 		}
+	}
+}
+
+// TestBoundaryByDefault: the holder faults' defaults reach the boundary
+// where a small bug shows (every holder struck, for a quarter of the
+// sale's timeout; a pause that ends as soon as the next holder has
+// read). A lock whose two holders can carry one token, which the store
+// accepts as equal to the last, oversells under the default pause-holder;
+// a release that skips its owner check one time in fifty breaks a live
+// lease under the default pause-before-release. Both in every judged
+// seed of a small sale, and the correct locks beside them, under the same
+// fault, fail nothing: lua's overlaps, if any, are leases that ran out
+// during a pause or a stall.
+func TestBoundaryByDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: fifteen sales that strike every holder")
+	}
+	tests := []struct {
+		name  string
+		bug   bug
+		fault string
+		// timeout is the sale's: a quarter of it must strike more than
+		// the fiftieth release.
+		timeout time.Duration
+		caught  func(r *reports.Run) bool
+		reason  string
+		// also is a built-in lock that must stay clean beside the team's.
+		also string
+	}{
+		{"a token equal to the last is accepted", tokenBehind, "pause-holder", 0,
+			func(r *reports.Run) bool { return r.Data.Status != checker.OK }, "oversold", ""},
+		{"one release in fifty skips the owner check", releaseSometimes, "pause-before-release", 6 * time.Minute,
+			func(r *reports.Run) bool { return r.Lock.Causes[checker.CauseLiveLease] > 0 && r.Lock.Broken > 0 },
+			"lease was live on the server", "lua"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bad, good := team("team-bug", tt.bug, true, false), team("team", correct, true, false)
+			judged := 0
+			for seed := uint64(1); seed <= 3; seed++ {
+				r, stood := saleFor(t, bad, tt.fault, 0, tt.timeout, seed)
+				if stood && !tt.caught(r) {
+					t.Logf("seed %d: the harness stood still a third of the lease or more: not judged (%q)", seed, r.Saturation)
+					continue
+				}
+				judged++
+				if !tt.caught(r) || r.Verdict == reports.Pass {
+					t.Errorf("seed %d: the bug passed under %s, %d injections (causes %v, broken %d, data %s)\nreasons: %q\nnotes: %q",
+						seed, tt.fault, len(r.Faults), r.Lock.Causes, r.Lock.Broken, r.Data.Status, r.Reasons, r.Notes)
+				} else if !strings.Contains(strings.Join(r.Reasons, "\n"), tt.reason) {
+					t.Errorf("seed %d: reasons %q do not say %q", seed, r.Reasons, tt.reason)
+				}
+				r, _ = saleFor(t, good, tt.fault, 0, tt.timeout, seed)
+				if r.Lock.Broken > 0 || r.Lock.TokenClashes > 0 || !r.Lock.Holds() || r.Data.Status != checker.OK {
+					t.Errorf("seed %d: the correct lock failed (causes %v, broken %d, token clashes %d, data %s)\nreasons: %q",
+						seed, r.Lock.Causes, r.Lock.Broken, r.Lock.TokenClashes, r.Data.Status, r.Reasons)
+				}
+				if len(r.Faults) <= 2 {
+					t.Errorf("seed %d: %d injections, want every holder struck (more than the old default of 2)", seed, len(r.Faults))
+				}
+				if tt.also == "" {
+					continue
+				}
+				im, _ := harness.Lookup(tt.also)
+				r, stood = saleFor(t, im, tt.fault, 0, tt.timeout, seed)
+				if paused := r.Lock.Causes[checker.CausePaused]; r.Lock.Broken > 0 || r.Lock.Overlaps > paused || (!stood && r.Data.Status != checker.OK) {
+					t.Errorf("seed %d: %s failed (%d overlaps, causes %v, broken %d, data %s)\nreasons: %q",
+						seed, tt.also, r.Lock.Overlaps, r.Lock.Causes, r.Lock.Broken, r.Data.Status, r.Reasons)
+				}
+			}
+			if judged == 0 {
+				t.Skip("the harness stood still a third of the lease or more in every seed: a machine too busy to judge the lease")
+			}
+		})
 	}
 }
