@@ -325,9 +325,11 @@ func holder(point locks.Point, fire holderFire) func(values, uint64) (plan, erro
 			p.trig.all, n = true, 1
 		}
 		p.trig.at = schedule(seed, n, v.duration("after"), v.duration("every"))
-		if w := v.duration("within"); p.trig.all && w > 0 {
+		if p.trig.all {
 			// Every fault that takes count=all takes within.
-			p.trig.until = p.trig.at[0] + int64(w)
+			if w := v.duration("within"); w > 0 {
+				p.trig.until = p.trig.at[0] + int64(w)
+			}
 		}
 		return p, nil
 	}
