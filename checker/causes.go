@@ -117,7 +117,7 @@ func cause(h *history.History, a, b *history.Op) (Cause, string) {
 		return CauseUnknown, ""
 	}
 	margin := int64(expiryMargin) + stallOf(h)
-	if live(ha, hb, margin) && (a.Acquired <= hb.start || live(hb, holdRef{op: a, start: ha.start}, margin)) {
+	if live(ha, hb, margin) && (a.Acquired <= hb.start || live(hb, holdRef{op: a, start: ha.start}, margin) || spent(h, hb, margin)) {
 		return CauseLiveLease, ""
 	}
 	// The lease ran out by b's grant: since its last renewal (or grant),
@@ -148,6 +148,15 @@ func live(a, b holdRef, margin int64) bool {
 		}
 	}
 	return b.op.Acquired+margin < at+lease
+}
+
+// spent reports whether b entered after the lease of its own winning try
+// had provably run out, when its lock promises to hand out only valid
+// leases (Promises.Validity): then whichever of the two was granted
+// first, b held nothing while a's lease was live.
+func spent(h *history.History, b holdRef, margin int64) bool {
+	p := h.Header.Promises
+	return p != nil && p.Validity && b.lease > 0 && b.op.Acquired-margin > b.start+b.lease
 }
 
 // anchor is the last instant a's lease was known to be set before t:

@@ -39,6 +39,17 @@ func renewedTwice(p history.Promises) *history.History {
 	return h
 }
 
+// spentTry is leased(5, p) with client 1's winning try sent at 1 ms and
+// its lock taken at 12 ms (a pause inside its acquisition): its own lease
+// had run out by 6 ms, before client 0 took the lock at 11 ms, while
+// client 0's, granted at 10.5 ms, ran until 15.5 ms.
+func spentTry(p history.Promises) *history.History {
+	h := leased(5, p)
+	b := &h.Ops[1]
+	b.Arrival, b.Start, b.AcquireCall, b.GrantCall, b.Acquired = ms/2, ms/2+ms/10, ms/2+ms/5, ms, 12*ms
+	return h
+}
+
 // tokened is a fenced run of two buyers one after the other, holding
 // tokens a then b.
 func tokened(a, b uint64) *history.History {
@@ -92,6 +103,13 @@ var causeFixtures = map[string]func() *history.History{
 	"ok-cause-fault.jsonl": func() *history.History {
 		return leased(20, history.Promises{}, history.Fault{Name: "delete-lock", Node: -1, Client: -1, Start: 15 * ms, End: 15 * ms})
 	},
+	// A lock that promises valid leases only (Redlock's validity) let
+	// client 1 in on a try whose lease had run out, while client 0's was
+	// live: a broken lock, whichever was granted first.
+	"bad-cause-spent-validity.jsonl": func() *history.History { return spentTry(history.Promises{Validity: true}) },
+	// The same history of a lock that promises nothing of the kind: client
+	// 1 may have been granted first and paused in its acquisition.
+	"ok-cause-spent-no-validity.jsonl": func() *history.History { return spentTry(history.Promises{}) },
 	// Two holders, one after the other, with one token.
 	"bad-token-same.jsonl": func() *history.History { return tokened(4, 4) },
 	// The second holder's token is lower than the first's.
@@ -125,6 +143,8 @@ func TestCauses(t *testing.T) {
 		{"bad-cause-ran-out.jsonl", CauseRanOut, "", 1, 0, false, false},
 		{"ok-cause-ran-out-no-renewal.jsonl", CauseRanOut, "", 0, 0, true, true},
 		{"ok-cause-fault.jsonl", CauseFault, "delete-lock", 0, 0, true, true},
+		{"bad-cause-spent-validity.jsonl", CauseLiveLease, "", 1, 0, false, false},
+		{"ok-cause-spent-no-validity.jsonl", CauseRanOut, "", 0, 0, true, true},
 		{"bad-token-same.jsonl", "", "", 0, 1, false, false},
 		{"bad-token-lower.jsonl", "", "", 0, 1, false, false},
 		{"ok-token-rising.jsonl", "", "", 0, 0, true, true},

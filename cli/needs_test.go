@@ -40,7 +40,7 @@ func TestRequiredServers(t *testing.T) {
 			name:    "all on one real Redis leaves redlock out too",
 			args:    []string{"--impl=all", "--redis=127.0.0.1:6379"},
 			leftOut: []string{luaWait, "redlock not run: runs on at least 3 independent Redis servers", "zookeeper, zookeeper-seed002 not run", "mysql, mysql-for-update, mysql-version not run"},
-			cells:   []string{luaWaitCells, "6 cells not run (runs on at least 3", zkCells, mysqlCells},
+			cells:   []string{luaWaitCells, "9 cells not run (runs on at least 3", zkCells, mysqlCells},
 		},
 		{
 			name:    "all with every server given",
@@ -64,7 +64,7 @@ func TestRequiredServers(t *testing.T) {
 		{name: "lua-wait named on one Redis", args: []string{"--impl=lua-wait", "--redis=127.0.0.1:6379"}, usage: "--impl=lua-wait waits for a replica"},
 		{name: "all on Sentinel leaves redlock out, runs lua-wait", args: []string{"--impl=all", "--backend=sentinel", "--mysql-dsn=root@tcp(127.0.0.1:3306)/", "--zk=127.0.0.1:2181"},
 			leftOut: []string{"redlock not run: runs on several independent Redis servers, not on a Sentinel's primary"},
-			cells:   []string{"6 cells not run (runs on several independent Redis servers"}},
+			cells:   []string{"9 cells not run (runs on several independent Redis servers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -68,6 +69,57 @@ func TestDefaultsScaleWithLease(t *testing.T) {
 	v := values{spec: specs[1], env: Env{CommandTimeout: time.Second}}
 	if got := v.duration("for"); got <= time.Second {
 		t.Errorf("server-pause for = %v, want longer than the command timeout", got)
+	}
+}
+
+// TestBoundaryDefaults: pause-holder and pause-before-release strike
+// every holder by default, the pause until the next holder has read, for
+// a quarter of the sale's timeout (the whole sale when none bounds it),
+// and a strike after that window is not taken.
+func TestBoundaryDefaults(t *testing.T) {
+	tests := []struct {
+		spec        string
+		timeout     time.Duration
+		wantWithin  time.Duration
+		claimedLate bool // a holder at the window's end plus a second is struck
+	}{
+		{"pause-holder", 3 * time.Minute, 45 * time.Second, false},
+		{"pause-before-release", 10 * time.Second, 2500 * time.Millisecond, false},
+		{"pause-holder", 0, 0, true},
+		{"pause-holder:within=0s", time.Minute, 0, true},
+		{"pause-holder:within=1s", time.Minute, time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/timeout=%v", tt.spec, tt.timeout), func(t *testing.T) {
+			specs, err := Parse(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := Env{Lease: time.Second, Nodes: 2, Timeout: tt.timeout, Seed: 1}
+			v := values{spec: specs[0], env: env}
+			if got := v.count("count"); got != allCount {
+				t.Errorf("count = %d, want all", got)
+			}
+			if got := v.duration("within"); got != tt.wantWithin {
+				t.Errorf("within = %v, want %v", got, tt.wantWithin)
+			}
+			if specs[0].Fault == PauseHolder && v.raw("until") != untilNext {
+				t.Errorf("until = %s, want %s", v.raw("until"), untilNext)
+			}
+			p, err := specs[0].Fault.plan(specs[0], env, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trig := &p.(*holderPlan).trig
+			site := workload.Site{Point: trig.point}
+			if !trig.claim(trig.at[0], site) {
+				t.Error("a holder at the first arming was not struck")
+			}
+			late := trig.at[0] + int64(tt.wantWithin+time.Second)
+			if got := trig.claim(late, site); got != tt.claimedLate {
+				t.Errorf("a holder %v after the first arming: struck %v, want %v", tt.wantWithin+time.Second, got, tt.claimedLate)
+			}
+		})
 	}
 }
 
@@ -300,7 +352,7 @@ func injections(h *history.History, name string) []history.Fault {
 }
 
 func TestPausedNodeMakesNoCalls(t *testing.T) {
-	h, s := sale(t, "lua", "pause-holder:count=1:for=400ms", 150*time.Millisecond)
+	h, s := sale(t, "lua", "pause-holder:count=1:until=for:for=400ms", 150*time.Millisecond)
 	fs := injections(h, "pause-holder")
 	if len(fs) != 1 {
 		t.Fatalf("pause-holder fired %d times, want 1", len(fs))

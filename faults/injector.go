@@ -149,12 +149,13 @@ func schedule(seed uint64, count int, after, every time.Duration) []int64 {
 
 // trigger fires a holder fault: armed at scheduled instants, each arming
 // fires once, at the first matching probe after it; with all, the one
-// arming fires at every matching probe after it.
+// arming fires at every matching probe after it, until until when set.
 type trigger struct {
 	point locks.Point
 	node  int // -1: any node
 	at    []int64
 	all   bool
+	until int64 // with all: the instant strikes end (ns since the sale's start); 0: never
 	next  atomic.Int32
 }
 
@@ -164,7 +165,7 @@ func (t *trigger) claim(now int64, site workload.Site) bool {
 		return false
 	}
 	if t.all {
-		return now >= t.at[0]
+		return now >= t.at[0] && (t.until == 0 || now < t.until)
 	}
 	for {
 		i := t.next.Load()

@@ -16,6 +16,13 @@ import (
 // in spec, and judges it.
 func redlockSale(t *testing.T, im locks.Impl, spec string, lease time.Duration, seed uint64) (*history.History, checker.Report) {
 	t.Helper()
+	return redlockSaleHeld(t, im, spec, lease, 0, seed)
+}
+
+// redlockSaleHeld is redlockSale with a business step of hold inside
+// every critical section.
+func redlockSaleHeld(t *testing.T, im locks.Impl, spec string, lease, hold time.Duration, seed uint64) (*history.History, checker.Report) {
+	t.Helper()
 	cl, err := servers.StartEmbeddedCluster(locks.RedlockServers)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +41,7 @@ func redlockSale(t *testing.T, im locks.Impl, spec string, lease time.Duration, 
 		Name: im.Name, Sale: sales.LockSale(im), Servers: &servers.Set{Redis: cl}, Injector: inj,
 		Workload: workload.Workload{Prefix: "t:", Clients: 200, Nodes: 2, Workers: 10, Pool: 16,
 			Stock: 100, Attempts: 1, Ramp: 300 * time.Millisecond, TTL: lease, Timeout: time.Minute,
-			CommandTimeout: 500 * time.Millisecond},
+			CommandTimeout: 500 * time.Millisecond, Hold: hold},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -79,11 +79,14 @@ var (
 	// PauseHolder stops the whole node of a lock holder (its clients, its
 	// watchdog timers) inside the critical section for longer than the
 	// lease: a GC pause. A second holder enters; the first writes a stale
-	// stock when it wakes.
+	// stock when it wakes. By default it strikes every holder (for a quarter
+	// of the sale's timeout) and ends each pause as soon as the next
+	// holder has read (until=next), the first then writing before it: the
+	// smallest interleaving, which a fence off by one token lets through.
 	PauseHolder Fault = &fault{
 		name:      "pause-holder",
 		summary:   "stop-the-world pause of the holder's node, inside its critical section, longer than the lease (a GC pause)",
-		params:    []Param{pFor("pause length"), pUntil, pCount, pAfter, pEvery, pNode, pAt},
+		params:    []Param{pFor("pause length"), pUntil, pCountAll, pWithin, pAfter, pEvery, pNode, pAt},
 		inProcess: true,
 		onHolder:  true,
 		outside:   "pause-instance stops a whole instance from outside, on a schedule, whoever holds the lock (give --target-pid or --target-container)",
@@ -94,14 +97,16 @@ var (
 	SlowHolder Fault = &fault{
 		name:      "slow-holder",
 		summary:   "the holder's business step outlasts the lease; the rest of its node keeps running",
-		params:    []Param{pFor("extra business time"), pCount, pAfter, pEvery, pNode},
+		params:    []Param{pFor("extra business time"), pCount, pWithin, pAfter, pEvery, pNode},
 		inProcess: true,
 		onHolder:  true,
 		build:     holder(locks.Business, slowHolder),
 	}
 	// PauseBeforeRelease stalls a client between its owner check and its
 	// DEL past the lease, then lets the DEL remove the next holder's lock
-	// while that holder is inside its critical section.
+	// while that holder is inside its critical section. By default it
+	// strikes every release (for a quarter of the sale's timeout): a release
+	// that skips its owner check now and then is met.
 	PauseBeforeRelease Fault = &fault{
 		name:    "pause-before-release",
 		summary: "pause between the owner check and the DEL, longer than the lease: the DEL removes the next owner's lock",
@@ -110,7 +115,7 @@ var (
 			// and another client to take the lock, short enough that the
 			// stale DEL lands while the sale still has buyers to hurt.
 			{Name: "for", Doc: "pause length", Default: "1.25×lease", kind: durationKind, def: leases(1.25)},
-			pCount, pAfter, pEvery, pNode,
+			pCountAll, pWithin, pAfter, pEvery, pNode,
 		},
 		inProcess: true,
 		onHolder:  true,
@@ -122,7 +127,7 @@ var (
 	Expire Fault = &fault{
 		name:      "expire",
 		summary:   "the lock key vanishes while held (eviction, failover, flush); the holder is not told",
-		params:    []Param{pFor("longest wait for a second holder"), pCount, pAfter, pEvery, pNode},
+		params:    []Param{pFor("longest wait for a second holder"), pCount, pWithin, pAfter, pEvery, pNode},
 		inProcess: true,
 		onHolder:  true,
 		build:     holder(locks.Business, expire),
@@ -320,6 +325,12 @@ func holder(point locks.Point, fire holderFire) func(values, uint64) (plan, erro
 			p.trig.all, n = true, 1
 		}
 		p.trig.at = schedule(seed, n, v.duration("after"), v.duration("every"))
+		if p.trig.all {
+			// Every fault that takes count=all takes within.
+			if w := v.duration("within"); w > 0 {
+				p.trig.until = p.trig.at[0] + int64(w)
+			}
+		}
 		return p, nil
 	}
 }

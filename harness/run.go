@@ -199,7 +199,7 @@ func Run(ctx context.Context, set *servers.Set, plan Plan) (Result, error) {
 	if len(plan.Faults) > 0 || len(set.TargetVia) > 0 && im.Needs().Has(servers.KindTarget) {
 		t, _ := reach(set, im, plan.Nodes) // Check found it
 		lease := cmp.Or(cfg.TTL, im.DefaultTTL, FaultLease)
-		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Seed: plan.Seed}, t)
+		inj, err := faults.New(plan.Faults, faults.Env{Lease: lease, CommandTimeout: w.CommandTimeout, Nodes: w.Nodes, Timeout: w.Timeout, Seed: plan.Seed}, t)
 		if err != nil {
 			return Result{}, err
 		}

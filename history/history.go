@@ -371,6 +371,10 @@ type Promises struct {
 	Tokens bool `json:"tokens,omitempty"`
 	// FIFO: the lock is granted in the order it was asked for.
 	FIFO bool `json:"fifo,omitempty"`
+	// Validity: a lease is handed out only while still valid, the
+	// acquisition's time taken from it (Redlock), so that no holder
+	// enters after its try's lease ran out.
+	Validity bool `json:"validity,omitempty"`
 }
 
 // Health is how well the harness itself ran: whether it could drive the

@@ -87,6 +87,7 @@ func (l *redlockLocker) Acquire(ctx context.Context, owner string) (Lease, error
 // ask every server at once split the votes under contention, and then
 // nobody wins.
 func (l *redlockLocker) tryOnce(ctx context.Context, owner string) (Lease, error) {
+	TraceOf(ctx).Trying()
 	value := owner + ":" + randomHex()
 	q := Quorum(len(l.servers))
 	start := l.env.now()

@@ -214,9 +214,10 @@ var catalog = []Impl{
 			Notes:      "Each try sends SET NX PX to the servers one after another, in the same order for every client, each given a tenth of the lease (at least 50 ms), and stops once a majority is out of reach (Redisson's failedLocksLimit; asking every server at once split the votes under contention and nobody won: measured 1.4 sales/s); the lock is held when a majority said yes and the lease less the try's time and the drift (1% of the lease plus 2 ms) is still positive, else the try's value is deleted wherever it may have landed and the next try, with a fresh random value, follows a jittered 1-32 ms pause. Release is the compare-and-delete Lua on every server; fewer than a majority deleting is ErrNotHeld. No renewal, no fencing: a pause or slow step past the lease lets a second holder in; the key vanishing on a majority does too; and a server that restarts empty under a holder that had a bare majority hands a second client the majority (Kleppmann). Without several servers it runs on the one (a majority of one).",
 			DefaultTTL: sourceLease,
 		},
-		Uses:    UsesServers,
-		Scripts: []*redis.Script{luaUnlock},
-		New:     newRedlock,
+		Uses:     UsesServers,
+		Promises: Promises{Validity: true},
+		Scripts:  []*redis.Script{luaUnlock},
+		New:      newRedlock,
 	},
 	{
 		Info: Info{

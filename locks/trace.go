@@ -24,12 +24,20 @@ type Promises struct {
 	// Overtakes beyond what the clock error and the harness's measured
 	// stalls explain fail the run.
 	FIFO bool
+	// Validity: the lock hands out a lease only while it is still valid,
+	// measuring its acquisition's time against the lease (Redlock's
+	// validity), so that a pause inside Acquire cannot return a lease
+	// that already ran out. A lock that says so must mark each try
+	// (Trace.Trying): the checker takes a holder that entered after its
+	// try's lease had run out, while another's lease was live, as a
+	// broken lock.
+	Validity bool
 }
 
 // History is p as a run records it for the checker, for a lock fenced or
 // not.
 func (p Promises) History(fenced bool) *history.Promises {
-	return &history.Promises{Exclusion: true, Renewal: p.Renewal, Tokens: fenced, FIFO: p.FIFO}
+	return &history.Promises{Exclusion: true, Renewal: p.Renewal, Tokens: fenced, FIFO: p.FIFO, Validity: p.Validity}
 }
 
 // Trace is told what a lock does with one acquisition's lease, as it

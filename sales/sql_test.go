@@ -190,10 +190,10 @@ func TestMySQLUnderFaults(t *testing.T) {
 		impl, fault string
 		live        bool // every unit must be sold
 	}{
-		{"mysql-for-update", "pause-holder:for=400ms", true},
+		{"mysql-for-update", "pause-holder:until=for:count=2:for=400ms", true},
 		{"mysql-for-update", "slow-holder:for=400ms", true},
 		{"mysql-for-update", "crash-holder", false},
-		{"mysql-version", "pause-holder:for=400ms", true},
+		{"mysql-version", "pause-holder:until=for:count=2:for=400ms", true},
 		{"mysql-version", "slow-holder:for=400ms", true},
 		{"mysql-version", "crash-holder", false},
 		{"mysql", "server-pause:for=1s", false},
