@@ -147,7 +147,7 @@ func TestWorkerPanicIsInternalError(t *testing.T) {
 					t.Errorf("the output lacks %q:\n%s", want, buf.String())
 				}
 			}
-			if !waitFor(10*time.Second, func() bool { return len(marked(t, mark)) == 0 }) {
+			if !waitFor(t, nil, func() bool { return len(marked(t, mark)) == 0 }) {
 				t.Errorf("processes left after lockbench ended: %v\n%s", marked(t, mark), buf.String())
 			}
 			impl := strings.TrimPrefix(tt.args[0], "--impl=")
