@@ -80,3 +80,61 @@ func TestDockerMySQLServerPause(t *testing.T) {
 		t.Errorf("containers left after the run: %v", ids)
 	}
 }
+
+// TestDockerEtcdPostgres: --backend=docker starts etcd's three members
+// and PostgreSQL in containers of the images --etcd-image and --pg-image
+// name, for the implementations that need them, and only those: etcd-txn
+// (its inventory in etcd) and pg-for-update (its inventory in
+// PostgreSQL) sell safely, as the truth table expects of them without a
+// fault; the summary says where each server runs, and no container is
+// left.
+func TestDockerEtcdPostgres(t *testing.T) {
+	etcd, pg := dockertest.EtcdImage(t), dockertest.PostgresImage(t)
+	code, res := runJSON(t, "--backend=docker", "--etcd-image="+etcd, "--pg-image="+pg,
+		"--impl=etcd-txn,pg-for-update", "--clients=200", "--stock=150", "--seed=1")
+	if code != exitPass {
+		t.Errorf("exit %d, want %d", code, exitPass)
+	}
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		if r.Verdict != reports.Pass || r.Sold != r.Stock || r.Oversold > 0 || r.Lock.Overlaps > 0 {
+			t.Errorf("%s: verdict %s, sold %d/%d, oversold %d, overlaps %d; want a pass that sells out\n%s", r.Impl, r.Verdict, r.Sold, r.Stock, r.Oversold, r.Lock.Overlaps, strings.Join(r.Reasons, "\n"))
+		}
+	}
+	for _, s := range []string{"etcd cluster of 3 members", "in docker (" + etcd + ")", "PostgreSQL 15", "in docker (" + pg + ")"} {
+		if !strings.Contains(res.Config.Backend, s) {
+			t.Errorf("backend %q lacks %q", res.Config.Backend, s)
+		}
+	}
+	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
+		t.Errorf("containers left after the run: %v", ids)
+	}
+}
+
+// TestDockerPostgresServerPause: the PostgreSQL --backend=docker starts
+// is paused by server-pause (docker pause of its container), as its
+// MariaDB is; pg-for-update's row lock keeps the data safe through the
+// unknown outcomes.
+func TestDockerPostgresServerPause(t *testing.T) {
+	pg := dockertest.PostgresImage(t)
+	_, res := runJSON(t, "--backend=docker", "--pg-image="+pg, "--impl=pg-for-update",
+		"--faults=server-pause", "--command-timeout=500ms", "--clients=200", "--stock=150", "--ramp=1s", "--seed=1")
+	if len(res.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(res.Runs))
+	}
+	r := res.Runs[0]
+	if len(r.Faults) != 1 || r.Faults[0].Name != "server-pause" {
+		t.Errorf("faults %+v, want one server-pause", r.Faults)
+	}
+	if r.Data.Status != checker.OK || r.Oversold > 0 || r.Lock.Overlaps > 0 {
+		t.Errorf("data safety %s, oversold %d, overlaps %d; want the data safe\n%s", r.Data.Status, r.Oversold, r.Lock.Overlaps, strings.Join(r.Reasons, "\n"))
+	}
+	if b := res.Config.Backend; !strings.HasSuffix(b, "in docker ("+pg+")") {
+		t.Errorf("backend %q, want PostgreSQL ... in docker (%s)", b, pg)
+	}
+	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
+		t.Errorf("containers left after the run: %v", ids)
+	}
+}
