@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ const etcdStartTimeout = 60 * time.Second
 // returns.
 type etcdMembers struct {
 	image string
+	dir   string // the members' data, on the host: /var/lib/etcd in each container
 	ctrs  []*testcontainers.DockerContainer
 	addrs []string // the members' client addresses, in ctrs' order
 	cli   *testcontainers.DockerClient
@@ -44,7 +46,9 @@ type etcdMembers struct {
 // StartEtcd starts servers.EtcdMembers etcd members, each in a container
 // of image (EtcdImage when empty) with host networking, their client and
 // peer addresses on free 127.0.0.1 ports, lockbench's timings
-// (servers.EtcdMemberArgs), and their data in the container, and returns
+// (servers.EtcdMemberArgs), and their data in a directory of the host's
+// in memory (servers.MemoryDir, bind-mounted; the members run as
+// lockbench's own user, who removes it after), and returns
 // the cluster once every member serves and names a leader. Its levers act
 // on the containers: a pause is docker pause of the leader's (or of two
 // members', for quorum loss), a restart kills a member's container and
@@ -86,12 +90,17 @@ func StartEtcd(ctx context.Context, image string) (*servers.Etcd, error) {
 // startEtcd starts the members' containers, then waits until each serves;
 // the returned members have no Docker client yet.
 func startEtcd(ctx context.Context, image string) (*etcdMembers, error) {
-	m := &etcdMembers{image: image}
+	dir, err := servers.MemoryDir("lockbench-etcd-docker-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: etcd data directory: %v", ErrDocker, err)
+	}
+	m := &etcdMembers{image: image, dir: dir}
 	var names, clients, peers []string
 	for i := range servers.EtcdMembers {
 		client, err1 := loopback.FreePort()
 		peer, err2 := loopback.FreePort()
 		if err := errors.Join(err1, err2); err != nil {
+			m.remove()
 			return nil, fmt.Errorf("loopback: no free port: %w", err)
 		}
 		names = append(names, "m"+strconv.Itoa(i))
@@ -141,6 +150,8 @@ func (m *etcdMembers) member(i int, cmd []string, ready func(context.Context) er
 		flag:    "--etcd-image",
 		local:   "lockbench/etcd:local",
 		cmd:     cmd,
+		binds:   []string{m.dir + ":/var/lib/etcd"},
+		user:    strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
 		ready:   ready,
 		timeout: etcdStartTimeout,
 	}
@@ -153,11 +164,12 @@ func (m *etcdMembers) serving(i int) server {
 	return m.member(i, nil, func(ctx context.Context) error { return servers.EtcdServes(ctx, addr) })
 }
 
-// remove removes every member's container.
+// remove removes every member's container and their data.
 func (m *etcdMembers) remove() {
 	for _, ctr := range m.ctrs {
 		remove(ctr)
 	}
+	os.RemoveAll(m.dir)
 }
 
 // Where implements servers.EtcdHost.
@@ -190,7 +202,7 @@ func (m *etcdMembers) Stop(ctx context.Context, members []int) (resume func(), e
 }
 
 // Restart implements servers.EtcdHost: member i's container is killed
-// and started again, its data kept in the container, and Restart returns
+// and started again on its data, and Restart returns
 // once the member serves again.
 func (m *etcdMembers) Restart(ctx context.Context, i int) error {
 	if i < 0 || i >= len(m.ctrs) {
@@ -208,12 +220,13 @@ func (m *etcdMembers) Restart(ctx context.Context, i int) error {
 }
 
 // Close implements servers.EtcdHost: every member's container is stopped
-// and removed.
+// and removed, and their data with them.
 func (m *etcdMembers) Close() error {
 	var errs []error
 	for _, ctr := range m.ctrs {
 		errs = append(errs, closeServer(ctr))
 	}
+	errs = append(errs, os.RemoveAll(m.dir))
 	m.cli.Close()
 	return errors.Join(errs...)
 }

@@ -28,6 +28,8 @@ type server struct {
 	cmd   []string
 	env   map[string]string
 	files []testcontainers.ContainerFile
+	binds []string // host:container directories bind-mounted
+	user  string   // uid:gid the server runs as, "" for the image's
 	// ready probes the server from the host; nil once it serves.
 	ready   func(ctx context.Context) error
 	timeout time.Duration // bound on ready
@@ -48,6 +50,12 @@ func runServer(ctx context.Context, s server) (*testcontainers.DockerContainer, 
 	opts := []testcontainers.CustomizeRequestOption{
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
+			hc.Binds = s.binds
+		}),
+		testcontainers.WithConfigModifier(func(c *container.Config) {
+			if s.user != "" {
+				c.User = s.user
+			}
 		}),
 		testcontainers.WithLabels(map[string]string{Label: s.kind, PIDLabel: strconv.Itoa(os.Getpid())}),
 	}

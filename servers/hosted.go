@@ -136,6 +136,12 @@ type PostgresHost interface {
 	Close() error
 }
 
+// MemoryDir makes a new directory for a started server's data in memory
+// (/dev/shm) when the machine has one, else in the temporary directory,
+// as StartEtcd keeps its members' data: for the etcd members lockbench
+// starts in containers too.
+func MemoryDir(pattern string) (string, error) { return memoryDir(pattern) }
+
 // PostgresArgs are the arguments of the postgres server lockbench runs,
 // as a process or in a container, after its data directory: port on
 // 127.0.0.1 only, room for 400 connections (every node's pool, the run's
