@@ -1,9 +1,9 @@
 // Package containers starts the servers a sale runs against in Docker
 // containers, with testcontainers-go: `lockbench --backend=docker`. Redis
-// (one, or N for redlock), and the ZooKeeper and MariaDB that the
-// zookeeper and mysql implementations need. Each
-// container uses the host's network and listens on 127.0.0.1 only, so that
-// every connection stays on loopback and a dockerd started without its
+// (one, or N for redlock), and the ZooKeeper, MariaDB, etcd cluster and
+// PostgreSQL that the zookeeper, mysql, etcd and pg implementations need.
+// Each container uses the host's network and listens on 127.0.0.1 only, so
+// that every connection stays on loopback and a dockerd started without its
 // bridge (--bridge=none --iptables=false) will do. A backend removes its
 // container on Close; lockbench calls Close on every way out of a run,
 // Ctrl-C and errors included.
