@@ -73,22 +73,25 @@ func (d *fakeDocker) StartZooKeeper(_ context.Context, image string) (servers.Ad
 	return nil, errNoZooKeeper
 }
 
-var errNoEtcd = errors.New("fake: no etcd")
+var (
+	errNoEtcd     = errors.New("fake: no etcd")
+	errNoPostgres = errors.New("fake: no PostgreSQL")
+)
 
-func (d *fakeDocker) StartEtcd(_ context.Context, image string) (servers.Server, error) {
+// refuse records the start of image, and fails it with err.
+func (d *fakeDocker) refuse(image string, err error) (servers.Server, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.images = append(d.images, image)
-	return nil, errNoEtcd
+	return nil, err
 }
 
-var errNoPostgres = errors.New("fake: no PostgreSQL")
+func (d *fakeDocker) StartEtcd(_ context.Context, image string) (servers.Server, error) {
+	return d.refuse(image, errNoEtcd)
+}
 
 func (d *fakeDocker) StartPostgres(_ context.Context, image string) (servers.Server, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.images = append(d.images, image)
-	return nil, errNoPostgres
+	return d.refuse(image, errNoPostgres)
 }
 
 func (d *fakeDocker) StartMySQL(context.Context, string) (MySQLContainer, error) {

@@ -55,29 +55,44 @@ func TestDockerServers(t *testing.T) {
 	}
 }
 
-// TestDockerMySQLServerPause: the MariaDB --backend=docker starts is
-// paused by server-pause (docker pause), as its Redis is; the SQL sales
-// keep their data safe through the unknown outcomes.
-func TestDockerMySQLServerPause(t *testing.T) {
-	mysql := dockertest.MySQLImage(t)
-	_, res := runJSON(t, "--backend=docker", "--mysql-image="+mysql, "--impl=mysql,mysql-for-update",
-		"--faults=server-pause", "--command-timeout=500ms", "--clients=200", "--stock=150", "--ramp=1s", "--seed=1")
-	if len(res.Runs) != 2 {
-		t.Fatalf("%d runs, want 2", len(res.Runs))
+// TestDockerSQLServerPause: the MariaDB and the PostgreSQL
+// --backend=docker starts are paused by server-pause (docker pause), as
+// its Redis is; the SQL sales keep their data safe through the unknown
+// outcomes.
+func TestDockerSQLServerPause(t *testing.T) {
+	tests := []struct {
+		name  string
+		image func(testing.TB) string
+		flag  string                       // the image's
+		impls string                       // --impl
+		where func(*reports.Result) string // what names the server
+	}{
+		{"mysql", dockertest.MySQLImage, "--mysql-image", "mysql,mysql-for-update", func(r *reports.Result) string { return r.Config.MySQL }},
+		{"postgres", dockertest.PostgresImage, "--pg-image", "pg-for-update", func(r *reports.Result) string { return r.Config.Backend }},
 	}
-	for _, r := range res.Runs {
-		if len(r.Faults) != 1 || r.Faults[0].Name != "server-pause" {
-			t.Errorf("%s: faults %+v, want one server-pause", r.Impl, r.Faults)
-		}
-		if r.Data.Status != checker.OK || r.Oversold > 0 {
-			t.Errorf("%s: data safety %s, oversold %d; want the data safe\n%s", r.Impl, r.Data.Status, r.Oversold, strings.Join(r.Reasons, "\n"))
-		}
-	}
-	if m := res.Config.MySQL; !strings.HasSuffix(m, "in docker ("+mysql+")") {
-		t.Errorf("mysql %q, want ... in docker (%s)", m, mysql)
-	}
-	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
-		t.Errorf("containers left after the run: %v", ids)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			image := tt.image(t)
+			_, res := runJSON(t, "--backend=docker", tt.flag+"="+image, "--impl="+tt.impls,
+				"--faults=server-pause", "--command-timeout=500ms", "--clients=200", "--stock=150", "--ramp=1s", "--seed=1")
+			if want := len(strings.Split(tt.impls, ",")); len(res.Runs) != want {
+				t.Fatalf("%d runs, want %d", len(res.Runs), want)
+			}
+			for _, r := range res.Runs {
+				if len(r.Faults) != 1 || r.Faults[0].Name != "server-pause" {
+					t.Errorf("%s: faults %+v, want one server-pause", r.Impl, r.Faults)
+				}
+				if r.Data.Status != checker.OK || r.Oversold > 0 {
+					t.Errorf("%s: data safety %s, oversold %d; want the data safe\n%s", r.Impl, r.Data.Status, r.Oversold, strings.Join(r.Reasons, "\n"))
+				}
+			}
+			if w := tt.where(res); !strings.HasSuffix(w, "in docker ("+image+")") {
+				t.Errorf("server %q, want ... in docker (%s)", w, image)
+			}
+			if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
+				t.Errorf("containers left after the run: %v", ids)
+			}
+		})
 	}
 }
 
@@ -107,32 +122,6 @@ func TestDockerEtcdPostgres(t *testing.T) {
 		if !strings.Contains(res.Config.Backend, s) {
 			t.Errorf("backend %q lacks %q", res.Config.Backend, s)
 		}
-	}
-	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
-		t.Errorf("containers left after the run: %v", ids)
-	}
-}
-
-// TestDockerPostgresServerPause: the PostgreSQL --backend=docker starts
-// is paused by server-pause (docker pause of its container), as its
-// MariaDB is; pg-for-update's row lock keeps the data safe through the
-// unknown outcomes.
-func TestDockerPostgresServerPause(t *testing.T) {
-	pg := dockertest.PostgresImage(t)
-	_, res := runJSON(t, "--backend=docker", "--pg-image="+pg, "--impl=pg-for-update",
-		"--faults=server-pause", "--command-timeout=500ms", "--clients=200", "--stock=150", "--ramp=1s", "--seed=1")
-	if len(res.Runs) != 1 {
-		t.Fatalf("%d runs, want 1", len(res.Runs))
-	}
-	r := res.Runs[0]
-	if len(r.Faults) != 1 || r.Faults[0].Name != "server-pause" {
-		t.Errorf("faults %+v, want one server-pause", r.Faults)
-	}
-	if r.Data.Status != checker.OK || r.Oversold > 0 || r.Lock.Overlaps > 0 {
-		t.Errorf("data safety %s, oversold %d, overlaps %d; want the data safe\n%s", r.Data.Status, r.Oversold, r.Lock.Overlaps, strings.Join(r.Reasons, "\n"))
-	}
-	if b := res.Config.Backend; !strings.HasSuffix(b, "in docker ("+pg+")") {
-		t.Errorf("backend %q, want PostgreSQL ... in docker (%s)", b, pg)
 	}
 	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
 		t.Errorf("containers left after the run: %v", ids)

@@ -208,15 +208,10 @@ func (m *etcdMembers) Restart(ctx context.Context, i int) error {
 	if i < 0 || i >= len(m.ctrs) {
 		return fmt.Errorf("%w: etcd member %d of %d", ErrDocker, i, len(m.ctrs))
 	}
-	ctr := m.ctrs[i]
-	kill := time.Duration(0)
-	if err := ctr.Stop(ctx, &kill); err != nil {
-		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
+	if err := kill(ctx, m.ctrs[i]); err != nil {
+		return err
 	}
-	if err := ctr.Start(ctx); err != nil {
-		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
-	}
-	return waitReady(ctx, ctr, m.serving(i))
+	return waitReady(ctx, m.ctrs[i], m.serving(i))
 }
 
 // Close implements servers.EtcdHost: every member's container is stopped

@@ -10,9 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/internal/dockertest"
+	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/servers"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // longPause is how long the levers' pauses last in these tests: far
@@ -51,12 +50,8 @@ func TestEtcd(t *testing.T) {
 	if e.Version() == "" {
 		t.Error("no version")
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: e.Endpoints(), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	put(t, c, "/lockbench-test/a", "1")
+	c := etcdtest.Client(t, e.Endpoints()...)
+	etcdtest.Put(t, c, "/lockbench-test/a", "1")
 
 	// Restart the leader: it serves again, with what was committed.
 	leader, err := e.Leader(ctx)
@@ -69,8 +64,8 @@ func TestEtcd(t *testing.T) {
 	if err := servers.EtcdServes(ctx, e.Endpoints()[leader]); err != nil {
 		t.Errorf("member %d after its restart: %v", leader, err)
 	}
-	one := memberClient(t, e.Endpoints()[leader])
-	if got := get(t, one, "/lockbench-test/a"); got != "1" {
+	one := etcdtest.Client(t, e.Endpoints()[leader])
+	if got := etcdtest.Get(t, one, "/lockbench-test/a"); got != "1" {
 		t.Errorf("after the restart member %d has a=%q, want 1", leader, got)
 	}
 
@@ -88,8 +83,8 @@ func TestEtcd(t *testing.T) {
 	if err == nil {
 		t.Errorf("the paused leader %d answered a status request", leader)
 	}
-	other := memberClient(t, e.Endpoints()[(leader+1)%servers.EtcdMembers])
-	put(t, other, "/lockbench-test/b", "2")
+	other := etcdtest.Client(t, e.Endpoints()[(leader+1)%servers.EtcdMembers])
+	etcdtest.Put(t, other, "/lockbench-test/b", "2")
 
 	closed = true
 	if err := e.Close(); err != nil {
@@ -98,53 +93,6 @@ func TestEtcd(t *testing.T) {
 	if ids := dockertest.Leftovers(t, os.Getpid()); len(ids) > 0 {
 		t.Errorf("containers left after Close: %v", ids)
 	}
-}
-
-// memberClient is a client of the one member at ep.
-func memberClient(t *testing.T, ep string) *clientv3.Client {
-	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// put writes key=val, trying again (each try bounded) while no leader
-// takes it: a new leader is elected a second or more after the old one
-// stops.
-func put(t *testing.T, c *clientv3.Client, key, val string) {
-	t.Helper()
-	var err error
-	for range 30 {
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		_, err = c.Put(ctx, key, val)
-		cancel()
-		if err == nil {
-			return
-		}
-	}
-	t.Fatalf("put %s: %v", key, err)
-}
-
-// get reads key, trying again as put does; "" when it is absent.
-func get(t *testing.T, c *clientv3.Client, key string) string {
-	t.Helper()
-	var err error
-	for range 30 {
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		r, gerr := c.Get(ctx, key)
-		cancel()
-		if err = gerr; err == nil {
-			if len(r.Kvs) == 0 {
-				return ""
-			}
-			return string(r.Kvs[0].Value)
-		}
-	}
-	t.Fatalf("get %s: %v", key, err)
-	return ""
 }
 
 // TestPostgres starts PostgreSQL in a container: it answers on loopback

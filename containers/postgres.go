@@ -2,7 +2,6 @@ package containers
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/loopback"
@@ -111,12 +110,8 @@ func (h *postgres) Pause(ctx context.Context, d time.Duration) error {
 // Restart returns once the server answers.
 func (h *postgres) Restart(ctx context.Context) error {
 	h.frozen.end()
-	kill := time.Duration(0)
-	if err := h.ctr.Stop(ctx, &kill); err != nil {
-		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
-	}
-	if err := h.ctr.Start(ctx); err != nil {
-		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
+	if err := kill(ctx, h.ctr); err != nil {
+		return err
 	}
 	return waitReady(ctx, h.ctr, h.server(nil))
 }

@@ -217,12 +217,8 @@ func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 // same address. It keeps no data: every key is gone.
 func (r *Redis) Restart(ctx context.Context) error {
 	r.frozen.end()
-	kill := time.Duration(0)
-	if err := r.ctr.Stop(ctx, &kill); err != nil {
-		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
-	}
-	if err := r.ctr.Start(ctx); err != nil {
-		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
+	if err := kill(ctx, r.ctr); err != nil {
+		return err
 	}
 	c := redis.NewClient(r.ext.Options())
 	defer c.Close()

@@ -144,6 +144,19 @@ func logTail(ctr *testcontainers.DockerContainer) string {
 	return s
 }
 
+// kill kills ctr's server (docker stop without a grace period: SIGKILL)
+// and starts the container again, as it was: the restart of a server.
+func kill(ctx context.Context, ctr *testcontainers.DockerContainer) error {
+	grace := time.Duration(0)
+	if err := ctr.Stop(ctx, &grace); err != nil {
+		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
+	}
+	if err := ctr.Start(ctx); err != nil {
+		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
+	}
+	return nil
+}
+
 // closeServer removes ctr, an error naming it when that fails.
 func closeServer(ctr *testcontainers.DockerContainer) error {
 	if err := remove(ctr); err != nil {
