@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/internal/dockertest"
-	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 )
 
@@ -50,8 +50,8 @@ func TestEtcd(t *testing.T) {
 	if e.Version() == "" {
 		t.Error("no version")
 	}
-	c := etcdtest.Client(t, e.Endpoints()...)
-	etcdtest.Put(t, c, "/lockbench-test/a", "1")
+	c := servertest.EtcdClient(t, e.Endpoints()...)
+	servertest.EtcdPut(t, c, "/lockbench-test/a", "1")
 
 	// Restart the leader: it serves again, with what was committed.
 	leader, err := e.Leader(ctx)
@@ -64,8 +64,8 @@ func TestEtcd(t *testing.T) {
 	if err := servers.EtcdServes(ctx, e.Endpoints()[leader]); err != nil {
 		t.Errorf("member %d after its restart: %v", leader, err)
 	}
-	one := etcdtest.Client(t, e.Endpoints()[leader])
-	if got := etcdtest.Get(t, one, "/lockbench-test/a"); got != "1" {
+	one := servertest.EtcdClient(t, e.Endpoints()[leader])
+	if got := servertest.EtcdGet(t, one, "/lockbench-test/a"); got != "1" {
 		t.Errorf("after the restart member %d has a=%q, want 1", leader, got)
 	}
 
@@ -83,8 +83,8 @@ func TestEtcd(t *testing.T) {
 	if err == nil {
 		t.Errorf("the paused leader %d answered a status request", leader)
 	}
-	other := etcdtest.Client(t, e.Endpoints()[(leader+1)%servers.EtcdMembers])
-	etcdtest.Put(t, other, "/lockbench-test/b", "2")
+	other := servertest.EtcdClient(t, e.Endpoints()[(leader+1)%servers.EtcdMembers])
+	servertest.EtcdPut(t, other, "/lockbench-test/b", "2")
 
 	closed = true
 	if err := e.Close(); err != nil {

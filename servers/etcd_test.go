@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 )
 
@@ -24,8 +25,8 @@ func TestEtcdCluster(t *testing.T) {
 	if !strings.HasPrefix(e.Version(), "3.") {
 		t.Errorf("version %q, want 3.x", e.Version())
 	}
-	c := etcdtest.Client(t, e.Endpoints()...)
-	etcdtest.Put(t, c, "k", "before")
+	c := servertest.EtcdClient(t, e.Endpoints()...)
+	servertest.EtcdPut(t, c, "k", "before")
 
 	// A paused leader: the others elect another and serve on.
 	old, err := e.Leader(t.Context())
@@ -36,9 +37,9 @@ func TestEtcdCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcdtest.Put(t, c, "k", "leader paused")
+	servertest.EtcdPut(t, c, "k", "leader paused")
 	resume()
-	if got := etcdtest.Get(t, c, "k"); got != "leader paused" {
+	if got := servertest.EtcdGet(t, c, "k"); got != "leader paused" {
 		t.Errorf("after the pause k = %q, want the write made during it", got)
 	}
 
@@ -46,8 +47,8 @@ func TestEtcdCluster(t *testing.T) {
 	if err := e.Restart(t.Context()); err != nil {
 		t.Fatalf("Restart: %v", err)
 	}
-	etcdtest.Put(t, c, "k", "after restart")
-	if got := etcdtest.Get(t, c, "k"); got != "after restart" {
+	servertest.EtcdPut(t, c, "k", "after restart")
+	if got := servertest.EtcdGet(t, c, "k"); got != "after restart" {
 		t.Errorf("k = %q after the restart", got)
 	}
 
@@ -68,8 +69,8 @@ func TestEtcdCluster(t *testing.T) {
 		t.Fatal("a write committed with two of three members stopped")
 	}
 	resume()
-	etcdtest.Put(t, c, "k", "quorum back")
-	if got := etcdtest.Get(t, c, "k"); got != "quorum back" {
+	servertest.EtcdPut(t, c, "k", "quorum back")
+	if got := servertest.EtcdGet(t, c, "k"); got != "quorum back" {
 		t.Errorf("k = %q once the quorum is back", got)
 	}
 }

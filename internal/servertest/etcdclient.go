@@ -1,4 +1,4 @@
-package etcdtest
+package servertest
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// Client is a client of the etcd members at endpoints (host:port),
+// EtcdClient is a client of the etcd members at endpoints (host:port),
 // without a log, closed when t ends.
-func Client(t testing.TB, endpoints ...string) *clientv3.Client {
+func EtcdClient(t testing.TB, endpoints ...string) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
@@ -21,18 +21,18 @@ func Client(t testing.TB, endpoints ...string) *clientv3.Client {
 	return c
 }
 
-// tries bounds how often Put and Get ask again, each try bounded too.
-const tries = 30
+// etcdTries bounds how often EtcdPut and EtcdGet ask again, each try bounded too.
+const etcdTries = 30
 
-// Put writes key=val, trying again (each try bounded) while the
+// EtcdPut writes key=val, trying again (each try bounded) while the
 // client's member does not answer or no leader takes the write: a
 // request sent to a stopped member waits for it, the client moves to
 // another only when it gives up, and a new leader is elected a second or
 // more after the old one stops.
-func Put(t testing.TB, c *clientv3.Client, key, val string) {
+func EtcdPut(t testing.TB, c *clientv3.Client, key, val string) {
 	t.Helper()
 	var err error
-	for range tries {
+	for range etcdTries {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		_, err = c.Put(ctx, key, val)
 		cancel()
@@ -43,11 +43,11 @@ func Put(t testing.TB, c *clientv3.Client, key, val string) {
 	t.Fatalf("put %s: %v", key, err)
 }
 
-// Get reads key, trying again as Put does; "" when it is absent.
-func Get(t testing.TB, c *clientv3.Client, key string) string {
+// EtcdGet reads key, trying again as EtcdPut does; "" when it is absent.
+func EtcdGet(t testing.TB, c *clientv3.Client, key string) string {
 	t.Helper()
 	var err error
-	for range tries {
+	for range etcdTries {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		r, gerr := c.Get(ctx, key)
 		cancel()
