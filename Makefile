@@ -35,9 +35,10 @@ screenshot:
 	LOCKBENCH_REQUIRE_BROWSER=1 $(GO) test -count=1 -run '^TestReportInBrowser$$' ./cli/ -screenshot
 
 # A dockerd for the docker backend, with its bridge and iptables off,
-# unless one runs; then lockbench/redis:local, lockbench/zookeeper:local
-# and lockbench/mariadb:local, built from Debian's packages, for machines
-# that cannot pull redis:7, zookeeper:3.9 and mariadb:11.
+# unless one runs; then lockbench/redis:local, lockbench/zookeeper:local,
+# lockbench/mariadb:local, lockbench/etcd:local and lockbench/postgres:local,
+# built from Debian's packages, for machines that cannot pull redis:7,
+# zookeeper:3.9, mariadb:11, etcd's image and postgres:15.
 dockerd:
 	scripts/dockerd.sh
 

@@ -31,9 +31,9 @@ const (
 	BackendEmbedded = "embedded"
 	// BackendRedis is a real Redis lockbench reaches by address.
 	BackendRedis = "redis"
-	// BackendDocker is Redis (and the ZooKeeper and MariaDB the
-	// implementations need) started in containers (Options.Docker) and
-	// removed after.
+	// BackendDocker is Redis (and the ZooKeeper, MariaDB, etcd and
+	// PostgreSQL the implementations need) started in containers
+	// (Options.Docker) and removed after.
 	BackendDocker = "docker"
 )
 
@@ -65,19 +65,20 @@ type Options struct {
 	// RedlockServers is how many independent servers BackendEmbedded and
 	// BackendDocker start for a lock on several (default RedlockServers).
 	RedlockServers int
-	// RedisImage, ZooKeeperImage and MySQLImage are BackendDocker's
-	// images (default the Docker's own: the containers package's
-	// RedisImage, ZooKeeperImage and MySQLImage for containers.Docker).
-	RedisImage, ZooKeeperImage, MySQLImage string
+	// RedisImage, ZooKeeperImage, MySQLImage, EtcdImage and
+	// PostgresImage are BackendDocker's images (default the Docker's own:
+	// the containers package's images of the same names for
+	// containers.Docker).
+	RedisImage, ZooKeeperImage, MySQLImage, EtcdImage, PostgresImage string
 	// Docker starts the containers of BackendDocker and SentinelDocker,
-	// and the ZooKeeper and MySQL that BackendDocker starts when none is
-	// given: containers.Docker{} is lockbench's. Nil refuses them with
+	// and the ZooKeeper, MySQL, etcd and PostgreSQL that BackendDocker
+	// starts when none is given: containers.Docker{} is lockbench's. Nil refuses them with
 	// ErrMissing.
 	Docker Docker
 	// Addrs give a user's server of each registered kind (servers.Kind,
 	// KindInfo): the address of a ZooKeeper, the DSN of a MySQL. A kind
 	// given none is started in a container with BackendDocker (ZooKeeper,
-	// MySQL), else on this machine when its kind can (KindInfo.Start).
+	// MySQL, etcd, PostgreSQL), else on this machine when its kind can (KindInfo.Start).
 	Addrs map[servers.Kind]string
 	// Endpoints are the instances of a running service under test; Redis,
 	// when given with them, is the service's own.
@@ -140,7 +141,11 @@ type Servers struct {
 // dockerStarts reports whether BackendDocker starts a server of kind k
 // when none is given.
 func dockerStarts(k servers.Kind) bool {
-	return k == servers.KindZooKeeper || k == servers.KindMySQL
+	switch k {
+	case servers.KindZooKeeper, servers.KindMySQL, servers.KindEtcd, servers.KindPostgres:
+		return true
+	}
+	return false
 }
 
 // Close stops what Open started, in reverse order: the MySQL's database

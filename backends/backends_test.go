@@ -73,6 +73,27 @@ func (d *fakeDocker) StartZooKeeper(_ context.Context, image string) (servers.Ad
 	return nil, errNoZooKeeper
 }
 
+var (
+	errNoEtcd     = errors.New("fake: no etcd")
+	errNoPostgres = errors.New("fake: no PostgreSQL")
+)
+
+// refuse records the start of image, and fails it with err.
+func (d *fakeDocker) refuse(image string, err error) (servers.Server, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.images = append(d.images, image)
+	return nil, err
+}
+
+func (d *fakeDocker) StartEtcd(_ context.Context, image string) (servers.Server, error) {
+	return d.refuse(image, errNoEtcd)
+}
+
+func (d *fakeDocker) StartPostgres(_ context.Context, image string) (servers.Server, error) {
+	return d.refuse(image, errNoPostgres)
+}
+
 func (d *fakeDocker) StartMySQL(context.Context, string) (MySQLContainer, error) {
 	return nil, errors.New("fake: no MySQL")
 }
@@ -99,6 +120,8 @@ func TestOpenDocker(t *testing.T) {
 		{"the Docker's own image", Options{Backend: BackendDocker}, servers.Needs{servers.KindRedis}, nil, []string{""}, 1},
 		{"several Redis", Options{Backend: BackendDocker, RedlockServers: 3}, servers.Needs{servers.KindRedis, servers.KindRedisServers}, nil, []string{"", "", ""}, 3},
 		{"a ZooKeeper that fails after the Redis", Options{Backend: BackendDocker, ZooKeeperImage: "my/zk"}, servers.Needs{servers.KindRedis, servers.KindZooKeeper}, errNoZooKeeper, []string{"", "my/zk"}, 0},
+		{"an etcd that fails after the Redis", Options{Backend: BackendDocker, EtcdImage: "my/etcd"}, servers.Needs{servers.KindRedis, servers.KindEtcd}, errNoEtcd, []string{"", "my/etcd"}, 0},
+		{"a PostgreSQL in a container, not on this machine", Options{Backend: BackendDocker, PostgresImage: "my/pg"}, servers.Needs{servers.KindPostgres}, errNoPostgres, []string{"my/pg"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"github.com/lockbench/lockbench/servers"
 )
 
-// Docker starts servers in containers: the Redis, ZooKeeper and MySQL of
-// BackendDocker, and the servers of lockbench's Sentinel topology with
+// Docker starts servers in containers: the Redis, ZooKeeper, MySQL, etcd
+// and PostgreSQL of BackendDocker, and the servers of lockbench's Sentinel topology with
 // Options.SentinelDocker. containers.Docker is lockbench's. It is a seam,
 // not an import, so that a program that opens only the embedded server
 // or servers by address (a team's test of its own lock) links neither
@@ -25,6 +25,13 @@ type Docker interface {
 	StartZooKeeper(ctx context.Context, image string) (servers.Addressed, error)
 	// StartMySQL starts a MySQL or MariaDB server in a container of image.
 	StartMySQL(ctx context.Context, image string) (MySQLContainer, error)
+	// StartEtcd starts an etcd cluster of three members, each in a
+	// container of image: its levers (pause, restart, quorum loss) act
+	// on the containers.
+	StartEtcd(ctx context.Context, image string) (servers.Server, error)
+	// StartPostgres starts a PostgreSQL in a container of image: its
+	// levers (pause, restart) act on the container.
+	StartPostgres(ctx context.Context, image string) (servers.Server, error)
 	// SentinelStarter returns what starts each server of the Sentinel
 	// topology in a container of image.
 	SentinelStarter(ctx context.Context, image string) (sentinels.Starter, error)
@@ -42,8 +49,8 @@ type MySQLContainer interface {
 }
 
 // startInDocker starts a server of kind k in a container for
-// BackendDocker: the ZooKeeper and the MySQL the Docker knows how to
-// start. It returns the server and what removes it.
+// BackendDocker: the ZooKeeper, MySQL, etcd and PostgreSQL the Docker
+// knows how to start. It returns the server and what removes it.
 func (o Options) startInDocker(ctx context.Context, k servers.Kind) (servers.Server, func(), error) {
 	d, err := o.docker()
 	if err != nil {
@@ -68,8 +75,20 @@ func (o Options) startInDocker(ctx context.Context, k servers.Kind) (servers.Ser
 		}
 		m.RunsIn(c) // its name says docker; server-pause is docker pause
 		return m, func() { m.Close(); c.Close() }, nil
+	case servers.KindEtcd:
+		return closing(d.StartEtcd(ctx, o.EtcdImage))
+	case servers.KindPostgres:
+		return closing(d.StartPostgres(ctx, o.PostgresImage))
 	}
 	return nil, nil, fmt.Errorf("%w: --backend=docker does not start %s; give its address (--%s)", ErrMissing, k.Title(), flagOf(k))
+}
+
+// closing is srv with what removes it, or err.
+func closing(srv servers.Server, err error) (servers.Server, func(), error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, func() { srv.Close() }, nil
 }
 
 // flagOf is the flag that gives a server of kind k.

@@ -57,6 +57,8 @@ func TestRequiredServers(t *testing.T) {
 		{name: "zookeeper and mysql named on docker", args: []string{"--impl=zookeeper,mysql", "--backend=docker"}},
 		{name: "--zk-image without docker", args: []string{"--impl=zookeeper", "--zk=127.0.0.1:2181", "--zk-image=zk:local"}, usage: "--zk-image applies to --backend=docker"},
 		{name: "--mysql-image without docker", args: []string{"--impl=lua", "--mysql-image=m:local"}, usage: "--mysql-image applies to --backend=docker"},
+		{name: "--etcd-image without docker", args: []string{"--impl=etcd-txn", "--etcd-image=e:local"}, usage: "--etcd-image applies to --backend=docker"},
+		{name: "an empty --pg-image on docker", args: []string{"--impl=pg-for-update", "--backend=docker", "--pg-image="}, usage: "--pg-image must not be empty"},
 		{name: "mysql named without a DSN", args: []string{"--impl=lua,mysql"}, usage: "--impl=mysql keeps its inventory in MySQL: give --mysql-dsn"},
 		{name: "zookeeper named without --zk", args: []string{"--impl=zookeeper"}, usage: "--impl=zookeeper needs a ZooKeeper: give --zk"},
 		{name: "redlock named on one Redis", args: []string{"--impl=redlock", "--redis=127.0.0.1:6379"}, usage: "--impl=redlock runs on at least 3 independent Redis servers"},

@@ -94,8 +94,9 @@ type runOpts struct {
 	specs   []faults.Spec     // parsed from faults by validate
 	needs   servers.Needs     // the servers the implementations to run need; set by validate
 	servers *backends.Servers // opened by start
-	// zkImage and mysqlImage are --zk-image and --mysql-image.
-	zkImage, mysqlImage string
+	// zkImage, mysqlImage, etcdImage and pgImage are --zk-image,
+	// --mysql-image, --etcd-image and --pg-image.
+	zkImage, mysqlImage, etcdImage, pgImage string
 	// leftOut lists the implementations --impl=all left out for want of
 	// a server, and why; notRun the matrix cells that leaves out.
 	leftOut []leftOut
@@ -580,6 +581,8 @@ func (o *runOpts) serverOptions() backends.Options {
 		RedisImage:     o.redisImage,
 		ZooKeeperImage: o.zkImage,
 		MySQLImage:     o.mysqlImage,
+		EtcdImage:      o.etcdImage,
+		PostgresImage:  o.pgImage,
 		Docker:         containers.Docker{},
 		Addrs:          o.kindAddrs(),
 		Endpoints:      o.endpoints,

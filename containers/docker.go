@@ -11,7 +11,7 @@ import (
 // Docker starts lockbench's servers in containers: it is the
 // backends.Docker of --backend=docker and --sentinel-docker, each method
 // the package's function of the same name, an empty image its default
-// (RedisImage, ZooKeeperImage, MySQLImage).
+// (RedisImage, ZooKeeperImage, MySQLImage, EtcdImage, PostgresImage).
 type Docker struct{}
 
 var _ backends.Docker = Docker{}
@@ -41,6 +41,24 @@ func (Docker) StartMySQL(ctx context.Context, image string) (backends.MySQLConta
 		return nil, err
 	}
 	return m, nil
+}
+
+// StartEtcd is StartEtcd, as a servers.Server.
+func (Docker) StartEtcd(ctx context.Context, image string) (servers.Server, error) {
+	e, err := StartEtcd(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// StartPostgres is StartPostgres, as a servers.Server.
+func (Docker) StartPostgres(ctx context.Context, image string) (servers.Server, error) {
+	p, err := StartPostgres(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // SentinelStarter is SentinelStarter.

@@ -1,9 +1,9 @@
 // Package containers starts the servers a sale runs against in Docker
 // containers, with testcontainers-go: `lockbench --backend=docker`. Redis
-// (one, or N for redlock), and the ZooKeeper and MariaDB that the
-// zookeeper and mysql implementations need. Each
-// container uses the host's network and listens on 127.0.0.1 only, so that
-// every connection stays on loopback and a dockerd started without its
+// (one, or N for redlock), and the ZooKeeper, MariaDB, etcd cluster and
+// PostgreSQL that the zookeeper, mysql, etcd and pg implementations need.
+// Each container uses the host's network and listens on 127.0.0.1 only, so
+// that every connection stays on loopback and a dockerd started without its
 // bridge (--bridge=none --iptables=false) will do. A backend removes its
 // container on Close; lockbench calls Close on every way out of a run,
 // Ctrl-C and errors included.
@@ -217,12 +217,8 @@ func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 // same address. It keeps no data: every key is gone.
 func (r *Redis) Restart(ctx context.Context) error {
 	r.frozen.end()
-	kill := time.Duration(0)
-	if err := r.ctr.Stop(ctx, &kill); err != nil {
-		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
-	}
-	if err := r.ctr.Start(ctx); err != nil {
-		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
+	if err := kill(ctx, r.ctr); err != nil {
+		return err
 	}
 	c := redis.NewClient(r.ext.Options())
 	defer c.Close()

@@ -28,6 +28,8 @@ type server struct {
 	cmd   []string
 	env   map[string]string
 	files []testcontainers.ContainerFile
+	binds []string // host:container directories bind-mounted
+	user  string   // uid:gid the server runs as, "" for the image's
 	// ready probes the server from the host; nil once it serves.
 	ready   func(ctx context.Context) error
 	timeout time.Duration // bound on ready
@@ -48,6 +50,12 @@ func runServer(ctx context.Context, s server) (*testcontainers.DockerContainer, 
 	opts := []testcontainers.CustomizeRequestOption{
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
+			hc.Binds = s.binds
+		}),
+		testcontainers.WithConfigModifier(func(c *container.Config) {
+			if s.user != "" {
+				c.User = s.user
+			}
 		}),
 		testcontainers.WithLabels(map[string]string{Label: s.kind, PIDLabel: strconv.Itoa(os.Getpid())}),
 	}
@@ -134,6 +142,19 @@ func logTail(ctr *testcontainers.DockerContainer) string {
 		s = "..." + s[len(s)-2000:]
 	}
 	return s
+}
+
+// kill kills ctr's server (docker stop without a grace period: SIGKILL)
+// and starts the container again, as it was: the restart of a server.
+func kill(ctx context.Context, ctr *testcontainers.DockerContainer) error {
+	grace := time.Duration(0)
+	if err := ctr.Stop(ctx, &grace); err != nil {
+		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
+	}
+	if err := ctr.Start(ctx); err != nil {
+		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
+	}
+	return nil
 }
 
 // closeServer removes ctr, an error naming it when that fails.

@@ -109,7 +109,7 @@ func TestMySQL(t *testing.T) {
 	}
 }
 
-// TestMissingServerImages: a missing ZooKeeper or MySQL image is an error
+// TestMissingServerImages: a missing ZooKeeper, MySQL, etcd or PostgreSQL image is an error
 // that names the flag and the local image to build, and leaves nothing.
 func TestMissingServerImages(t *testing.T) {
 	dockertest.RedisImage(t)
@@ -126,6 +126,14 @@ func TestMissingServerImages(t *testing.T) {
 			_, err := containers.StartMySQL(t.Context(), "lockbench/no-such-image:local")
 			return err
 		}, "--mysql-image=lockbench/mariadb:local"},
+		{"etcd", func() error {
+			_, err := containers.StartEtcd(t.Context(), "lockbench/no-such-image:local")
+			return err
+		}, "--etcd-image=lockbench/etcd:local"},
+		{"postgres", func() error {
+			_, err := containers.StartPostgres(t.Context(), "lockbench/no-such-image:local")
+			return err
+		}, "--pg-image=lockbench/postgres:local"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

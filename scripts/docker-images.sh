@@ -5,6 +5,8 @@
 #   lockbench/redis:local      Debian's redis-server (apt-get install redis-server)
 #   lockbench/zookeeper:local  Debian's ZooKeeper jars and OpenJDK (apt-get install zookeeperd)
 #   lockbench/mariadb:local    Debian's mariadbd (apt-get install mariadb-server)
+#   lockbench/etcd:local       Debian's etcd (apt-get install etcd-server)
+#   lockbench/postgres:local   Debian's PostgreSQL 15 (apt-get install postgresql)
 #   lockbench/node:local       Debian's libc and its loader only: --node-mode=docker
 #                              bind-mounts lockbench's own binary into it and runs
 #                              that as the node (containers.NodeImage)
@@ -23,9 +25,20 @@
 #              directory is initialised here, at build time, with
 #              mariadb-install-db: root without a password (the backend
 #              starts the official image with MARIADB_ALLOW_EMPTY_ROOT_PASSWORD).
+#   etcd       no entrypoint, etcd at /usr/local/bin/etcd and /var/lib/etcd
+#              for its data, as in etcd's own image: the backend runs
+#              /usr/local/bin/etcd with its flags in either.
+#   postgres   postgres -D /var/lib/postgresql/data as the user postgres
+#              (uid 65534: PostgreSQL refuses to run as root), then -p,
+#              -h, -c ... as the official image passes arguments that
+#              start with "-" on. Its data directory is initialised here,
+#              at build time, with initdb: the user postgres trusted
+#              without a password (the backend starts the official image
+#              with POSTGRES_HOST_AUTH_METHOD=trust).
 #
-# Use them with --redis-image, --zk-image and --mysql-image, or
-# LOCKBENCH_REDIS_IMAGE, LOCKBENCH_ZK_IMAGE and LOCKBENCH_MYSQL_IMAGE; the
+# Use them with --redis-image, --zk-image, --mysql-image, --etcd-image and
+# --pg-image, or LOCKBENCH_REDIS_IMAGE, LOCKBENCH_ZK_IMAGE,
+# LOCKBENCH_MYSQL_IMAGE, LOCKBENCH_ETCD_IMAGE and LOCKBENCH_PG_IMAGE; the
 # node image is --node-image's default.
 # An image whose label lockbench.source already names the host's package
 # versions is kept, so that a second run takes a second; FORCE=1 rebuilds.
@@ -160,6 +173,79 @@ DOCKERFILE
   build "$name" "$source" "$dir"
 }
 
+etcd_image() {
+  local name=lockbench/etcd:local bin source dir
+  bin=$(command -v etcd || echo /usr/bin/etcd)
+  [ -x "$bin" ] || { echo "etcd not found: apt-get install etcd-server" >&2; return 1; }
+  source="etcd-server $(dpkg-query -W -f '${Version}' etcd-server 2>/dev/null || "$bin" --version | head -1)"
+  if fresh "$name" "$source"; then
+    echo "kept $name ($source)"
+    return
+  fi
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' RETURN
+  mkdir -p "$dir/rootfs/tmp" "$dir/rootfs/var/lib/etcd"
+  chmod 1777 "$dir/rootfs/tmp"
+  install -D -m 0755 "$(readlink -f "$bin")" "$dir/rootfs/usr/local/bin/etcd"
+  libs "$dir/rootfs" "$bin"
+  cat >"$dir/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+WORKDIR /var/lib/etcd
+CMD ["/usr/local/bin/etcd"]
+DOCKERFILE
+  build "$name" "$source" "$dir"
+}
+
+postgres_image() {
+  local name=lockbench/postgres:local bin=/usr/lib/postgresql/15 share=/usr/share/postgresql/15 source dir out
+  [ -x "$bin/bin/postgres" ] && [ -x "$bin/bin/initdb" ] || { echo "$bin/bin/postgres not found: apt-get install postgresql" >&2; return 1; }
+  source=$("$bin/bin/postgres" --version | head -1)
+  if fresh "$name" "$source"; then
+    echo "kept $name ($source)"
+    return
+  fi
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' RETURN
+  mkdir -p "$dir/rootfs/tmp" "$dir/rootfs/etc" "$dir/rootfs$bin/lib" "$dir/rootfs/usr/share/zoneinfo/Etc" \
+    "$dir/rootfs/usr/share/postgresql" "$dir/pg/home/data" "$dir/pg/run"
+  chmod 1777 "$dir/rootfs/tmp"
+  install -D -m 0755 "$bin/bin/postgres" "$dir/rootfs$bin/bin/postgres"
+  libs "$dir/rootfs" "$bin/bin/postgres"
+  # The modules a server may load (plpgsql, the encodings), without the
+  # JIT's (LLVM, and the server runs with jit=off); the share directory
+  # (timezone sets, the extensions' scripts) and the zone the data
+  # directory names.
+  find "$bin/lib" -maxdepth 1 -name '*.so' ! -name 'llvmjit*' -exec cp {} "$dir/rootfs$bin/lib/" \;
+  cp -rL "$share" "$dir/rootfs/usr/share/postgresql/"
+  cp -L /usr/share/zoneinfo/UTC "$dir/rootfs/usr/share/zoneinfo/"
+  cp -L /usr/share/zoneinfo/Etc/UTC "$dir/rootfs/usr/share/zoneinfo/Etc/"
+  # PostgreSQL refuses to run as root and looks its user up by uid.
+  echo "postgres:x:65534:65534:postgres:/var/lib/postgresql:/bin/false" >"$dir/rootfs/etc/passwd"
+  echo "postgres:x:65534:" >"$dir/rootfs/etc/group"
+  # The data directory (its mode, 0700, kept by copying its parent's
+  # contents), initialised now as that uid: the user postgres,
+  # trusted, UTF8 in the C locale; the socket directory the server's
+  # default names.
+  chown -R 65534:65534 "$dir/pg"
+  chmod 0755 "$dir"
+  if ! out=$(setpriv --reuid=65534 --regid=65534 --clear-groups env TZ=UTC \
+    "$bin/bin/initdb" -D "$dir/pg/home/data" -U postgres -A trust -E UTF8 --locale=C --no-sync 2>&1); then
+    echo "initdb: $out" >&2
+    return 1
+  fi
+  cat >"$dir/Dockerfile" <<DOCKERFILE
+FROM scratch
+COPY rootfs/ /
+COPY --chown=65534:65534 pg/home/ /var/lib/postgresql/
+COPY --chown=65534:65534 pg/run/ /var/run/postgresql/
+USER 65534:65534
+WORKDIR /var/lib/postgresql
+ENTRYPOINT ["$bin/bin/postgres", "-D", "/var/lib/postgresql/data"]
+DOCKERFILE
+  build "$name" "$source" "$dir"
+}
+
 # node_image: the libc a lockbench binary built on this host links to
 # (a Go binary built with cgo needs libc.so.6 and the loader, nothing
 # else), no entrypoint: the node's container runs the mounted binary.
@@ -186,4 +272,6 @@ DOCKERFILE
 redis_image
 zookeeper_image
 mariadb_image
+etcd_image
+postgres_image
 node_image

@@ -10,6 +10,14 @@ if docker info >/dev/null 2>&1; then
 fi
 command -v dockerd >/dev/null 2>&1 || { echo "dockerd not found: apt-get install docker.io" >&2; exit 1; }
 log=${DOCKERD_LOG:-/var/log/dockerd.log}
+# A pid file left by a dockerd that did not stop cleanly (a machine
+# restarted) names a pid another process may hold now: dockerd then
+# refuses to start. No dockerd answers, so a pid file that does not name
+# a running dockerd is stale.
+pidfile=/var/run/docker.pid
+if [ -f "$pidfile" ] && [ "$(cat "/proc/$(cat "$pidfile")/comm" 2>/dev/null)" != dockerd ]; then
+  rm -f "$pidfile"
+fi
 nohup dockerd --bridge=none --iptables=false >"$log" 2>&1 &
 for _ in $(seq 60); do
   if docker info >/dev/null 2>&1; then

@@ -10,7 +10,10 @@
 // (External), several independent ones for a lock on many (Cluster), and
 // a primary with its replica through Sentinel (Sentinel, whose Levers the
 // failover fault pulls). The other kinds are a file each: zookeeper.go,
-// mysql.go; the service under test is Endpoints. Adding a kind of server
+// mysql.go, etcd.go, postgres.go; the service under test is Endpoints. An
+// etcd cluster or a PostgreSQL lockbench starts elsewhere than as its own
+// processes (in containers) is run by a host (EtcdHost, PostgresHost;
+// hosted.go), through which its levers act. Adding a kind of server
 // is one file here that registers its KindInfo; the engine (package
 // workload) routes an Addressed server's links through its fault proxy
 // and sends a Portable server's Spec to its nodes without knowing the

@@ -98,6 +98,7 @@ type Etcd struct {
 	members []*etcdMember
 	dir     string
 	bin     string
+	host    EtcdHost   // runs the members when not processes of lockbench's (EtcdIn)
 	mu      sync.Mutex // serializes the levers
 }
 
@@ -246,13 +247,7 @@ func (e *Etcd) spawn(m *etcdMember, state string) error {
 		cluster = append(cluster, o.name+"=http://"+o.peer)
 	}
 	p, err := serverproc.Start(exec.Command(e.bin,
-		"--name", m.name, "--data-dir", m.data,
-		"--listen-client-urls", "http://"+m.client, "--advertise-client-urls", "http://"+m.client,
-		"--listen-peer-urls", "http://"+m.peer, "--initial-advertise-peer-urls", "http://"+m.peer,
-		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-token", filepath.Base(e.dir),
-		"--initial-cluster-state", state,
-		"--heartbeat-interval", "100", "--election-timeout", "1000",
-		"--logger", "zap", "--log-level", "error"))
+		EtcdMemberArgs(m.name, m.data, m.client, m.peer, strings.Join(cluster, ","), filepath.Base(e.dir), state)...))
 	if err != nil {
 		return err
 	}
@@ -273,14 +268,7 @@ func (e *Etcd) await(ctx context.Context, m *etcdMember) error {
 		}
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		st, err := c.Status(sctx, m.client)
-		if err != nil {
-			return err
-		}
-		if st.Leader == 0 {
-			return errors.New("no leader yet")
-		}
-		return nil
+		return etcdLeads(sctx, c, m.client)
 	})
 }
 
@@ -324,7 +312,7 @@ func (e *Etcd) Addrs() []string { return e.Endpoints() }
 // Name says what the cluster is and where.
 func (e *Etcd) Name() string {
 	if e.members != nil {
-		return fmt.Sprintf("etcd cluster of %d members (%s)", len(e.members), strings.Join(e.endpoints, ","))
+		return fmt.Sprintf("etcd cluster of %d members (%s)", len(e.members), strings.Join(e.endpoints, ",")) + e.where()
 	}
 	return "etcd " + strings.Join(e.endpoints, ",")
 }
@@ -337,6 +325,9 @@ func (e *Etcd) Version() string { return e.version }
 func (e *Etcd) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.host != nil {
+		return e.host.Close()
+	}
 	for _, m := range e.members {
 		if m.proc != nil {
 			m.proc.Kill()
@@ -434,6 +425,9 @@ func (e *Etcd) stop(ms []*etcdMember, d time.Duration) error {
 // SIGCONT; the levers wait until it is called.
 func (e *Etcd) hold(ms []*etcdMember) (resume func(), err error) {
 	e.mu.Lock()
+	if e.host != nil {
+		return e.holdHosted(ms)
+	}
 	resume = func() {
 		for _, m := range ms {
 			m.proc.Signal(syscall.SIGCONT)
@@ -476,6 +470,9 @@ func (e *Etcd) RestartMember(ctx context.Context, i int) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.host != nil {
+		return e.host.Restart(ctx, i)
+	}
 	m := e.members[i]
 	m.proc.Kill()
 	if err := e.spawn(m, "existing"); err != nil {

@@ -8,49 +8,9 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
-
-func etcdClient(t *testing.T, e *servers.Etcd) *clientv3.Client {
-	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: e.Endpoints(), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// put writes key=val, trying again (each try bounded) while the
-// client's member does not answer: a request sent to a stopped member
-// waits for it, and the client moves to another only when it gives up.
-func put(t *testing.T, c *clientv3.Client, key, val string) {
-	t.Helper()
-	var err error
-	for range 30 {
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		_, err = c.Put(ctx, key, val)
-		cancel()
-		if err == nil {
-			return
-		}
-	}
-	t.Fatalf("put %s: %v", key, err)
-}
-
-func get(t *testing.T, c *clientv3.Client, key string) string {
-	t.Helper()
-	r, err := c.Get(t.Context(), key)
-	if err != nil {
-		t.Fatalf("get %s: %v", key, err)
-	}
-	if len(r.Kvs) == 0 {
-		return ""
-	}
-	return string(r.Kvs[0].Value)
-}
 
 func TestEtcdCluster(t *testing.T) {
 	e := etcdtest.Own(t)
@@ -65,8 +25,8 @@ func TestEtcdCluster(t *testing.T) {
 	if !strings.HasPrefix(e.Version(), "3.") {
 		t.Errorf("version %q, want 3.x", e.Version())
 	}
-	c := etcdClient(t, e)
-	put(t, c, "k", "before")
+	c := servertest.EtcdClient(t, e.Endpoints()...)
+	servertest.EtcdPut(t, c, "k", "before")
 
 	// A paused leader: the others elect another and serve on.
 	old, err := e.Leader(t.Context())
@@ -77,9 +37,9 @@ func TestEtcdCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put(t, c, "k", "leader paused")
+	servertest.EtcdPut(t, c, "k", "leader paused")
 	resume()
-	if got := get(t, c, "k"); got != "leader paused" {
+	if got := servertest.EtcdGet(t, c, "k"); got != "leader paused" {
 		t.Errorf("after the pause k = %q, want the write made during it", got)
 	}
 
@@ -87,8 +47,8 @@ func TestEtcdCluster(t *testing.T) {
 	if err := e.Restart(t.Context()); err != nil {
 		t.Fatalf("Restart: %v", err)
 	}
-	put(t, c, "k", "after restart")
-	if got := get(t, c, "k"); got != "after restart" {
+	servertest.EtcdPut(t, c, "k", "after restart")
+	if got := servertest.EtcdGet(t, c, "k"); got != "after restart" {
 		t.Errorf("k = %q after the restart", got)
 	}
 
@@ -109,8 +69,8 @@ func TestEtcdCluster(t *testing.T) {
 		t.Fatal("a write committed with two of three members stopped")
 	}
 	resume()
-	put(t, c, "k", "quorum back")
-	if got := get(t, c, "k"); got != "quorum back" {
+	servertest.EtcdPut(t, c, "k", "quorum back")
+	if got := servertest.EtcdGet(t, c, "k"); got != "quorum back" {
 		t.Errorf("k = %q once the quorum is back", got)
 	}
 }

@@ -125,6 +125,7 @@ type Postgres struct {
 	data string
 	port int
 	cred *syscall.Credential // nil when lockbench does not run as root
+	host PostgresHost        // runs the server when not a process of lockbench's (PostgresIn)
 	mu   sync.Mutex          // serializes the levers
 }
 
@@ -244,11 +245,9 @@ func nobody() (*syscall.Credential, error) {
 // spawn starts the server on its data directory and waits until it
 // answers.
 func (p *Postgres) spawn(ctx context.Context) error {
-	cmd := exec.Command(filepath.Join(p.bin, "postgres"), "-D", p.data,
-		"-p", strconv.Itoa(p.port), "-h", "127.0.0.1", "-c", "unix_socket_directories=",
-		"-c", "max_connections="+strconv.Itoa(pgMaxConnections), "-c", "shared_buffers=32MB",
-		"-c", "fsync=off", "-c", "full_page_writes=off",
-		"-c", "log_min_messages=fatal", "-c", "logging_collector=off")
+	args := append([]string{"-D", p.data}, PostgresArgs(p.port)...)
+	args = append(args, "-c", "unix_socket_directories=", "-c", "log_min_messages=fatal", "-c", "logging_collector=off")
+	cmd := exec.Command(filepath.Join(p.bin, "postgres"), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	proc, err := serverproc.Start(cmd)
 	if err != nil {
@@ -322,10 +321,14 @@ func (p *Postgres) ConfigAt(addr string) (*pgx.ConnConfig, error) {
 
 // Name says what the server is and where.
 func (p *Postgres) Name() string {
+	name := "PostgreSQL " + p.version + " at " + p.addr
 	if p.version == "" {
-		return "PostgreSQL at " + p.addr
+		name = "PostgreSQL at " + p.addr
 	}
-	return "PostgreSQL " + p.version + " at " + p.addr
+	if p.host != nil && p.host.Where() != "" {
+		name += " " + p.host.Where()
+	}
+	return name
 }
 
 // Version is the server's version, as SHOW server_version says it.
@@ -337,6 +340,9 @@ func (p *Postgres) Version() string { return p.version }
 func (p *Postgres) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.host != nil {
+		return p.host.Close()
+	}
 	if p.proc != nil {
 		p.kill(syscall.SIGINT)
 		p.proc = nil
@@ -371,7 +377,10 @@ func (p *Postgres) kill(sig syscall.Signal) {
 // Pause stops the server's processes (SIGSTOP to the postmaster and every
 // backend) and resumes them after d in the background: it answers
 // nothing meanwhile, and what was sent waits. The levers are serialized.
-func (p *Postgres) Pause(_ context.Context, d time.Duration) error {
+func (p *Postgres) Pause(ctx context.Context, d time.Duration) error {
+	if p.host != nil {
+		return p.host.Pause(ctx, d)
+	}
 	resume, err := p.hold()
 	if err != nil {
 		return err
@@ -441,6 +450,9 @@ func children(pid int) []int {
 func (p *Postgres) Restart(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.host != nil {
+		return p.host.Restart(ctx)
+	}
 	if p.proc == nil {
 		return ErrPostgresNotStarted
 	}

@@ -1,5 +1,5 @@
 // Package dockertest gives tests of the docker backend the images to run
-// (Redis, ZooKeeper, MySQL) and the containers a process left behind.
+// (Redis, ZooKeeper, MySQL, etcd, PostgreSQL) and the containers a process left behind.
 // Without a Docker daemon, or without the image, tests skip, unless
 // LOCKBENCH_REQUIRE_DOCKER=1 makes that a failure (CI sets it after
 // starting dockerd and building the local images), so that a missing
@@ -50,6 +50,22 @@ func ZooKeeperImage(t testing.TB) string {
 func MySQLImage(t testing.TB) string {
 	t.Helper()
 	return image(t, containers.MySQLImageEnv, containers.MySQLImage, "lockbench/mariadb:local")
+}
+
+// EtcdImage returns the etcd image the docker backend runs its members
+// in, in tests: $LOCKBENCH_ETCD_IMAGE, else etcd's own; skipped or failed
+// as RedisImage.
+func EtcdImage(t testing.TB) string {
+	t.Helper()
+	return image(t, containers.EtcdImageEnv, containers.EtcdImage, "lockbench/etcd:local")
+}
+
+// PostgresImage returns the PostgreSQL image the docker backend runs in
+// tests: $LOCKBENCH_PG_IMAGE, else the official one; skipped or failed as
+// RedisImage.
+func PostgresImage(t testing.TB) string {
+	t.Helper()
+	return image(t, containers.PostgresImageEnv, containers.PostgresImage, "lockbench/postgres:local")
 }
 
 // NodeImage returns the image --node-mode=docker runs nodes in, in
