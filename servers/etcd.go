@@ -401,10 +401,10 @@ func (e *Etcd) Pause(ctx context.Context, d time.Duration) error {
 	return e.stop(e.members[i:i+1], d)
 }
 
-// LoseQuorum stops two of the three members (SIGSTOP) for d, the leader
-// among them: the one left can neither elect a leader nor commit a
-// write, so every lock and sale waits (liveness), and nothing is granted
-// twice (safety).
+// LoseQuorum implements QuorumLoser: it stops two of the three members
+// (SIGSTOP) for d, the leader among them: the one left can neither elect
+// a leader nor commit a write, so every lock and sale waits (liveness),
+// and nothing is granted twice (safety).
 func (e *Etcd) LoseQuorum(ctx context.Context, d time.Duration) error {
 	if err := e.started(); err != nil {
 		return err
@@ -416,6 +416,12 @@ func (e *Etcd) LoseQuorum(ctx context.Context, d time.Duration) error {
 	other := (i + 1) % len(e.members)
 	return e.stop([]*etcdMember{e.members[i], e.members[other]}, d)
 }
+
+// CanLoseQuorum implements QuorumLoser: true for the members lockbench
+// started.
+func (e *Etcd) CanLoseQuorum() bool { return e.members != nil }
+
+var _ QuorumLoser = (*Etcd)(nil)
 
 // stop holds ms still for d, in the background.
 func (e *Etcd) stop(ms []*etcdMember, d time.Duration) error {

@@ -133,6 +133,13 @@ func TestDialEtcd(t *testing.T) {
 			t.Errorf("%s on a dialed cluster: %v, want ErrEtcdNotStarted", name, err)
 		}
 	}
+	needs := servers.Needs{servers.KindRedis, servers.KindEtcd}
+	if q := (&servers.Set{}).With(servers.KindEtcd, d).Quorum(needs); q != nil {
+		t.Errorf("a dialed cluster can lose its quorum (%s): lose-quorum would not be refused up front", q.Name())
+	}
+	if q := (&servers.Set{}).With(servers.KindEtcd, e).Quorum(needs); q != e {
+		t.Errorf("Quorum of the started cluster = %v, want it", q)
+	}
 	if err := d.Close(); err != nil {
 		t.Errorf("Close of a dialed cluster: %v", err)
 	}

@@ -30,7 +30,7 @@ var (
 // Cluster), a ZooKeeper, a MySQL, a service under test, whether lockbench
 // runs it in process, reaches it by address or started it itself. What a
 // server can do beyond naming itself is said by the small interfaces it
-// implements: Pauser, Restarter, Addressed, Portable.
+// implements: Pauser, Restarter, QuorumLoser, Addressed, Portable.
 type Server interface {
 	// Name says what the server is and where, for the summary.
 	Name() string
@@ -50,6 +50,19 @@ type Pauser interface {
 // is lost. The restart fault needs it.
 type Restarter interface {
 	Restart(ctx context.Context) error
+}
+
+// QuorumLoser is a replicated server that can lose its quorum for a
+// while: a majority of its members stop and resume after d, so that the
+// ones left can neither elect a leader nor commit. The lose-quorum fault
+// needs it.
+type QuorumLoser interface {
+	Server
+	// LoseQuorum stops a majority for d, in the background.
+	LoseQuorum(ctx context.Context, d time.Duration) error
+	// CanLoseQuorum reports whether lockbench holds the members'
+	// processes: false for a user's cluster, which it leaves alone.
+	CanLoseQuorum() bool
 }
 
 // Addressed is a server whose clients dial it at host:port addresses:
@@ -360,6 +373,17 @@ func (s *Set) has(k Kind) bool {
 		return ok && len(c.servers) > 1
 	}
 	return true
+}
+
+// Quorum returns the first server of needs in s that can lose its
+// quorum (QuorumLoser), nil when none can.
+func (s *Set) Quorum(needs Needs) QuorumLoser {
+	for _, k := range needs {
+		if q, ok := s.Get(k).(QuorumLoser); ok && q.CanLoseQuorum() {
+			return q
+		}
+	}
+	return nil
 }
 
 // With puts v as the server of kind k (Put) and returns s, for a set
