@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -53,7 +53,7 @@ func get(t *testing.T, c *clientv3.Client, key string) string {
 }
 
 func TestEtcdCluster(t *testing.T) {
-	e := etcdtest.Own(t)
+	e := servertest.Etcd.Own(t)
 	if got := len(e.Endpoints()); got != servers.EtcdMembers {
 		t.Fatalf("%d endpoints, want %d", got, servers.EtcdMembers)
 	}
@@ -116,7 +116,7 @@ func TestEtcdCluster(t *testing.T) {
 }
 
 func TestDialEtcd(t *testing.T) {
-	e := etcdtest.Start(t)
+	e := servertest.Etcd.Start(t)
 	d, err := servers.DialEtcd(t.Context(), e.Endpoints())
 	if err != nil {
 		t.Fatalf("DialEtcd: %v", err)

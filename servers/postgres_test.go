@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/lockbench/lockbench/internal/pgtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 )
 
@@ -23,7 +23,7 @@ func pgConnect(t *testing.T, p *servers.Postgres) *pgx.Conn {
 }
 
 func TestPostgres(t *testing.T) {
-	p := pgtest.Own(t)
+	p := servertest.Postgres.Own(t)
 	if !strings.HasPrefix(p.Addr(), "127.0.0.1:") {
 		t.Errorf("server on %s, not on loopback", p.Addr())
 	}
@@ -73,7 +73,7 @@ func TestPostgres(t *testing.T) {
 }
 
 func TestDialPostgres(t *testing.T) {
-	p := pgtest.Start(t)
+	p := servertest.Postgres.Start(t)
 	d, err := servers.DialPostgres(t.Context(), p.DSN())
 	if err != nil {
 		t.Fatalf("DialPostgres: %v", err)
