@@ -197,10 +197,8 @@ func (p pgQuerier) row(ctx context.Context, q string, args []any, dest ...any) e
 }
 
 func (p pgQuerier) pairs(ctx context.Context, q string) ([][2]int64, error) {
-	rows, err := p.q.Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
+	// pgx's rows carry Query's error, which CollectRows returns.
+	rows, _ := p.q.Query(ctx, q)
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]int64, error) {
 		var p [2]int64
 		err := r.Scan(&p[0], &p[1])
