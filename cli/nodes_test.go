@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/containers"
 	"github.com/lockbench/lockbench/internal/dockertest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/reports"
 )
 
@@ -204,5 +205,32 @@ func TestDockerNodesLeaveNothing(t *testing.T) {
 	cmd.Wait()
 	if !waitFor(t, nil, func() bool { return len(list()) == 0 }) {
 		t.Fatalf("node containers left after lockbench was killed: %v\n%s", list(), buf.String())
+	}
+}
+
+// TestPostgresUserOnProcessNodes: a user's own role, password and
+// database (the server refuses any other) sell on process nodes as in
+// process, the nodes given the whole DSN; the password is in no output.
+func TestPostgresUserOnProcessNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a PostgreSQL and node processes")
+	}
+	const password = "s3cret-Pa55"
+	p := servertest.Postgres.Own(t)
+	dsn := servertest.PostgresUser(t, p, "shopkeeper", password, "shop")
+	for _, mode := range []string{"inproc", "process"} {
+		t.Run(mode, func(t *testing.T) {
+			code, out, errOut := lockbench(t, "--impl=pg-for-update,pg-advisory-xact", "--pg-dsn="+dsn, "--node-mode="+mode,
+				"--clients=60", "--stock=40", "--ramp=200ms", "--faults=latency:delay=2ms:jitter=1ms")
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+			}
+			if !strings.Contains(out, "40/40") {
+				t.Errorf("every unit sold? want 40/40 in the summary:\n%s", out)
+			}
+			if strings.Contains(out+errOut, password) {
+				t.Errorf("the password is in the output:\n%s\n%s", out, errOut)
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/harness"
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/locks"
 )
 
@@ -124,7 +124,7 @@ func TestWorkerPanicIsInternalError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.needs != "" {
-				etcdtest.Need(t)
+				servertest.Etcd.Need(t)
 			}
 			mark := "LOCKBENCH_TEST_PANIC_RUN=" + strconv.FormatInt(time.Now().UnixNano(), 36)
 			out := t.TempDir()

@@ -180,6 +180,14 @@ func TestRegistry(t *testing.T) {
 // unavailable is a backend that can neither pause nor restart its server.
 type unavailable struct{ servers.Backend }
 
+// quorate is a server that can lose its quorum, for the availability
+// table alone: the lever itself is pulled on real etcd members by the
+// truth table's lose-quorum cells.
+type quorate struct{ servers.Backend }
+
+func (quorate) LoseQuorum(context.Context, time.Duration) error { return nil }
+func (quorate) CanLoseQuorum() bool                             { return true }
+
 func TestAvailability(t *testing.T) {
 	b := redistest.Embedded(t)
 	tests := []struct {
@@ -187,17 +195,18 @@ func TestAvailability(t *testing.T) {
 		reach  workload.Reach
 		refuse []Fault
 	}{
-		{"embedded", workload.Reach{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance, Failover}},
-		{"a server that cannot pause or restart", workload.Reach{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance, Failover}},
-		{"a store the proxy cannot reach", workload.Reach{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
-		{"a service under test", workload.Reach{Store: servers.Endpoints{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}},
+		{"embedded", workload.Reach{Store: b, Routed: true, InProcess: true, LockKey: true}, []Fault{PauseInstance, CrashInstance, Failover, LoseQuorum}},
+		{"a server that cannot pause or restart", workload.Reach{Store: unavailable{b}, Routed: true, InProcess: true, LockKey: true}, []Fault{ServerPause, Restart, PauseInstance, CrashInstance, Failover, LoseQuorum}},
+		{"a store the proxy cannot reach", workload.Reach{Store: b, InProcess: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover, LoseQuorum}},
+		{"a service under test", workload.Reach{Store: servers.Endpoints{}}, []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover, LoseQuorum}},
 		{"a service with its pids, its lock key and its Redis", workload.Reach{Store: b, Instances: true, LockKey: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance, Failover}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Latency, Partition, CutLink, CrashInstance, Failover, LoseQuorum}},
 		{"a service that can be restarted", workload.Reach{Store: servers.Endpoints{}, Instances: true, Restarts: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock, Failover}},
-		{"the Sentinel topology lockbench started", workload.Reach{Store: b, InProcess: true, LockKey: true, Failover: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, DeleteLock, Failover, LoseQuorum}},
+		{"the Sentinel topology lockbench started", workload.Reach{Store: b, InProcess: true, LockKey: true, Failover: true}, []Fault{Latency, Partition, CutLink, PauseInstance, CrashInstance, LoseQuorum}},
 		{"a service whose Redis links are relayed", workload.Reach{Store: b, Routed: true},
-			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock, Failover}},
+			[]Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, Partition, PauseInstance, CrashInstance, DeleteLock, Failover, LoseQuorum}},
+		{"a replicated server lockbench started", workload.Reach{Store: b, Routed: true, InProcess: true, LockKey: true, Quorum: quorate{b}}, []Fault{PauseInstance, CrashInstance, Failover}},
 	}
 	for _, tt := range tests {
 		for _, f := range All() {

@@ -203,6 +203,22 @@ var (
 		},
 		build: restart,
 	}
+	// LoseQuorum stops a majority of the members of a replicated server
+	// (two of etcd's three) for longer than the lease: no leader, no
+	// commit, no lease expiry; locks and sales wait, and nothing may be
+	// granted twice.
+	LoseQuorum Fault = &fault{
+		name:    "lose-quorum",
+		summary: "a majority of a replicated server's members (two of the three etcd members lockbench starts, the leader among them) stop (SIGSTOP) for longer than the lease, then resume: no leader, no commit, no lease runs out; buyers may give up, nothing may be granted twice",
+		params:  []Param{pFor("how long the quorum is gone"), pOnce, pAfter, pEvery},
+		needs: func(t workload.Reach) error {
+			if t.Quorum == nil {
+				return fmt.Errorf("%w: lose-quorum needs a replicated server whose members lockbench started (the etcd cluster it starts without --etcd), and the sale has none (%s)", ErrUnavailable, t)
+			}
+			return nil
+		},
+		build: loseQuorum,
+	}
 	// PauseInstance stops one instance of a service under test, its whole
 	// process, for a while: SIGSTOP, then SIGCONT.
 	PauseInstance Fault = &fault{
@@ -289,7 +305,7 @@ var pEveryCrash = Param{Name: "every", Doc: "least time between two injections",
 
 // registry is every fault, in the catalog's order: adding a fault is
 // declaring its variable above and listing it here.
-var registry = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}
+var registry = []Fault{PauseHolder, SlowHolder, PauseBeforeRelease, Expire, CrashHolder, CrashAfterSetNX, ClockSkew, ServerPause, Restart, LoseQuorum, Latency, Partition, CutLink, PauseInstance, CrashInstance, DeleteLock, Failover}
 
 // All returns every fault, in the catalog's order. The slice is a copy:
 // changing it changes no registry.

@@ -131,6 +131,14 @@ var serverPause = scheduled("server-pause", false, func(ctx context.Context, c *
 	}
 })
 
+// loseQuorum stops a majority of the sale's replicated server for a
+// while; its window is the time the quorum is gone.
+var loseQuorum = scheduled("lose-quorum", false, func(ctx context.Context, c *workload.Controls, _ int, v values) {
+	if d := v.duration("for"); c.LoseQuorum(ctx, d) == nil {
+		sleep(ctx, d)
+	}
+})
+
 // restartMain restarts the (main) server without persistence.
 var restartMain = scheduled("restart", false, func(ctx context.Context, c *workload.Controls, _ int, _ values) {
 	c.RestartServer(ctx)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/etcdtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/servers"
 )
@@ -47,7 +47,7 @@ func TestEtcdNeedsACluster(t *testing.T) {
 // (each on a session of its own), never hold together; etcd-fenced's
 // tokens rise from one holder to the next.
 func TestEtcdMutualExclusion(t *testing.T) {
-	e := etcdtest.Start(t)
+	e := servertest.Etcd.Start(t)
 	for _, name := range etcdImpls {
 		t.Run(name, func(t *testing.T) {
 			im := impl(t, name)
@@ -100,7 +100,7 @@ func TestEtcdMutualExclusion(t *testing.T) {
 // etcd-fenced the second holder's token is above the first's, so the
 // fenced store refuses the first's late writes.
 func TestEtcdPausedHolder(t *testing.T) {
-	e := etcdtest.Start(t)
+	e := servertest.Etcd.Start(t)
 	for _, name := range etcdImpls {
 		t.Run(name, func(t *testing.T) {
 			im := impl(t, name)
@@ -130,7 +130,7 @@ func TestEtcdPausedHolder(t *testing.T) {
 // TestEtcdCrashedHolder: a holder whose context ends (its process died)
 // never releases; its lease runs out and another node gets the lock.
 func TestEtcdCrashedHolder(t *testing.T) {
-	e := etcdtest.Start(t)
+	e := servertest.Etcd.Start(t)
 	im := impl(t, "etcd")
 	key := lockKey(t)
 	a := etcdNode(t, im, e, key, etcdTTL, nil)

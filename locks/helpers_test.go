@@ -15,8 +15,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/locks"
 )
 
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	os.Exit(etcdtest.Main(m))
+	os.Exit(servertest.Main(m))
 }
 
 // quietRedis is a go-redis logger that logs nothing.

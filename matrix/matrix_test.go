@@ -11,10 +11,9 @@ import (
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/harness"
-	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/mysqltest"
-	"github.com/lockbench/lockbench/internal/pgtest"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/internal/zktest"
 	"github.com/lockbench/lockbench/matrix"
 	"github.com/lockbench/lockbench/servers"
@@ -174,10 +173,10 @@ func TestTruthTable(t *testing.T) {
 						t.Skipf("no ZooKeeper: apt-get install zookeeperd (%s=1 makes its absence fatal)", zktest.RequireEnv)
 					}
 					if needs.Has(servers.KindEtcd) {
-						etcdtest.Need(t)
+						servertest.Etcd.Need(t)
 					}
 					if needs.Has(servers.KindPostgres) {
-						pgtest.Need(t)
+						servertest.Postgres.Need(t)
 					}
 					if sentinelCell(cell) != (kind == "sentinel") {
 						t.Skip("the failover cells run under the sentinel kind only, the others under every other kind")

@@ -179,6 +179,9 @@ const etcdClockWhy = "an etcd lease is timed by the cluster's leader alone: a cl
 // etcdServerWhy says why the etcd server cells are safe.
 const etcdServerWhy = "the fault strikes the leader of lockbench's three members (SIGSTOP; SIGKILL and a start on its data): the others elect a leader and serve on, leases are renewed on a leader change, and buyers whose requests were lost with the member may give up"
 
+// etcdQuorumWhy says why losing the quorum breaks nothing.
+const etcdQuorumWhy = "two of lockbench's three members, the leader among them, stop (SIGSTOP) past the session's TTL: the one left elects no leader and commits nothing, so no lease expires, no lock is granted and no sale commits until they resume, when a new leader renews every lease; only liveness suffers (buyers may give up)"
+
 // pgIdle is pg-advisory's lease in the matrix: its lock sessions'
 // idle_session_timeout.
 const pgIdle = time.Second
@@ -432,12 +435,14 @@ var truth = []Cell{
 	// etcd's lock (concurrency.Mutex, the official client): the session's
 	// TTL is the lease (Jepsen, etcd 3.4.3). The inventory is in Redis but
 	// for etcd-txn's, which is in etcd: the server faults, which act on
-	// the store, reach the etcd members through etcd-txn only.
+	// the store, reach the etcd members through etcd-txn only;
+	// lose-quorum acts on the etcd cluster wherever the inventory is.
 	{Impl: "etcd", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd", Fault: "pause-holder", TTL: etcdSession, Want: OverlapOversell, Why: etcdPauseWhy},
 	{Impl: "etcd", Fault: "slow-holder", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd", Fault: "clock-skew", TTL: etcdSession, Want: Safe, Why: etcdClockWhy},
+	{Impl: "etcd", Fault: "lose-quorum", TTL: etcdSession, Want: NoOverlap, Why: etcdQuorumWhy},
 	{Impl: "etcd-fenced", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd-fenced", Fault: "pause-holder", TTL: etcdSession, Want: DataSafe},
 	{Impl: "etcd-fenced", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
@@ -446,6 +451,7 @@ var truth = []Cell{
 	{Impl: "etcd-txn", Fault: "crash-holder", TTL: etcdSession, Want: Safe},
 	{Impl: "etcd-txn", Fault: "server-pause", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
 	{Impl: "etcd-txn", Fault: "restart", TTL: etcdSession, Want: NoOverlap, Why: etcdServerWhy},
+	{Impl: "etcd-txn", Fault: "lose-quorum", TTL: etcdSession, Want: NoOverlap, Why: etcdQuorumWhy},
 
 	// PostgreSQL: the inventory in PostgreSQL, guarded by an advisory lock
 	// or the row lock. pg-advisory's --ttl is its lock sessions'

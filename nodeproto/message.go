@@ -140,8 +140,9 @@ type Assignment struct {
 	Redis *Redis
 	// Servers are the sale's other servers, by kind (a servers.Kind):
 	// the addresses the node dials, routed through the coordinator's
-	// fault proxy and joined by commas, or the spec (a DSN) of a server
-	// reached directly. The node rebuilds each with its kind's Node.
+	// fault proxy and joined by commas, or a whole spec (a DSN, password
+	// and all: a PostgreSQL's with the routed address in it, a MySQL's
+	// reached directly). The node rebuilds each with its kind's Node.
 	Servers map[string]string
 	// Probes is true when faults are injected: the node sends each probe
 	// point to the coordinator and waits for its answer, and waits for

@@ -55,14 +55,14 @@ func (s *lockSeller) View(ctx context.Context, a *workload.Attempt) {
 	rec.Acquired(0)
 	if err := s.n.Probe(ctx, locks.Acquired); err != nil {
 		rec.ViewFailed()
-		s.release(ctx, a, nil, lease)
+		release(ctx, s.n, a, nil, lease)
 		return
 	}
 	s.view(ctx, rec, k)
 	if err := s.n.Probe(ctx, locks.Business); err != nil {
 		rec.Stopped()
 	}
-	s.release(ctx, a, nil, lease)
+	release(ctx, s.n, a, nil, lease)
 }
 
 // buyCart is a buyer's attempt at every item of its cart at once, the
@@ -72,38 +72,9 @@ func (s *lockSeller) buyCart(ctx context.Context, a *workload.Attempt, m locks.M
 	for j, i := range a.Items {
 		keys[j] = s.locks[i]
 	}
-	a.Each(workload.Recorder.Acquiring)
-	lease, err := m.AcquireAll(ctx, a.Owner, keys)
-	if err != nil {
-		if errors.Is(err, locks.ErrNotObtained) {
-			a.Each(workload.Recorder.GaveUp)
-		} else {
-			a.Each(workload.Recorder.Fail)
-		}
-		return
-	}
-	a.Each(func(rec workload.Recorder) { rec.Acquired(lease.Token()) })
-	reentry := s.n.Workload().Reentry
-	nested := make([]locks.Lease, 0, reentry)
-	for range reentry {
-		l, err := m.AcquireAll(ctx, a.Owner, keys)
-		if err != nil {
-			a.Each(workload.Recorder.Fail)
-			s.release(ctx, a, nested, lease)
-			return
-		}
-		nested = append(nested, l)
-	}
-	if err := s.n.Probe(ctx, locks.Acquired); err != nil {
-		a.Each(workload.Recorder.Fail)
-		s.release(ctx, a, nested, lease)
-		return
-	}
-	s.cartSale(ctx, a)
-	if err := s.n.Probe(ctx, locks.BeforeRelease); err != nil {
-		a.Each(workload.Recorder.Stopped)
-	}
-	s.release(ctx, a, nested, lease)
+	underLock(ctx, s.n, a, func() (locks.Lease, error) { return m.AcquireAll(ctx, a.Owner, keys) }, func(locks.Lease) {
+		s.cartSale(ctx, a)
+	})
 }
 
 // cartSale is the sources' read-modify-write over every item of a cart.

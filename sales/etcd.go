@@ -108,44 +108,14 @@ func (s *etcdSeller) admit(ctx context.Context) (context.Context, context.Cancel
 // Sell is one attempt: acquire, read the stock and the buyer's order,
 // check, the business step, the guarded transaction, release.
 func (s *etcdSeller) Sell(ctx context.Context, a *workload.Attempt) {
-	rec := a.Rec()
-	rec.Acquiring()
-	lease, err := s.lock.Acquire(ctx, a.Owner)
-	if err != nil {
-		if errors.Is(err, locks.ErrNotObtained) {
-			rec.GaveUp()
+	underLock(ctx, s.n, a, func() (locks.Lease, error) { return s.lock.Acquire(ctx, a.Owner) }, func(lease locks.Lease) {
+		el, ok := lease.(locks.EtcdLease)
+		if !ok {
+			a.Rec().Fail()
 			return
 		}
-		rec.Fail()
-		return
-	}
-	rec.Acquired(lease.Token())
-	el, ok := lease.(locks.EtcdLease)
-	if !ok {
-		rec.Fail()
-		lease.Release(ctx)
-		return
-	}
-	if err := s.n.Probe(ctx, locks.Acquired); err == nil {
-		s.sale(ctx, rec, el, a.Client)
-		if err := s.n.Probe(ctx, locks.BeforeRelease); err != nil {
-			rec.Stopped()
-		}
-	} else {
-		rec.Fail()
-	}
-	if errors.Is(context.Cause(ctx), workload.ErrCrashed) {
-		rec.Crashed()
-		return
-	}
-	rec.Releasing()
-	switch err := lease.Release(ctx); {
-	case err == nil:
-		rec.Released(false)
-	case errors.Is(err, locks.ErrNotHeld):
-		rec.Released(true)
-	}
-	s.n.Probe(ctx, locks.Released)
+		s.sale(ctx, a.Rec(), el, a.Client)
+	})
 }
 
 // sale reads the stock and the buyer's order in one request, then writes
@@ -175,17 +145,7 @@ func (s *etcdSeller) sale(ctx context.Context, rec workload.Recorder, el locks.E
 		rec.ReadFailed()
 		return
 	}
-	rec.Read(stock)
-	switch {
-	case stock <= 0:
-		rec.SoldOut()
-		return
-	case resp.Responses[1].GetResponseRange().Count > 0:
-		rec.Duplicate()
-		return
-	}
-	if !s.n.Business(ctx) {
-		rec.Fail()
+	if !checked(ctx, s.n, rec, stock, resp.Responses[1].GetResponseRange().Count > 0) {
 		return
 	}
 	rec.Writing()

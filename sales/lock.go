@@ -168,50 +168,60 @@ func (s *lockSeller) Sell(ctx context.Context, a *workload.Attempt) {
 		s.buyCart(ctx, a, m)
 		return
 	}
-	rec := a.Rec()
 	locker := s.lockers[a.Items[0]]
-	rec.Acquiring()
-	lease, err := locker.Acquire(ctx, a.Owner)
+	underLock(ctx, s.n, a, func() (locks.Lease, error) { return locker.Acquire(ctx, a.Owner) }, func(lease locks.Lease) {
+		var token uint64
+		if s.fenced {
+			token = lease.Token()
+		}
+		s.sale(ctx, a.Rec(), s.items[a.Items[0]], a.User, token)
+	})
+}
+
+// underLock is one attempt under a lock, each step recorded for every
+// item of a's cart (one lease holds them all): acquire, and acquire
+// again Workload.Reentry times; the Acquired probe; sell, with the lease;
+// the BeforeRelease probe; release. A buyer that gave up or failed to
+// acquire stops there.
+func underLock(ctx context.Context, n *workload.Node, a *workload.Attempt, acquire func() (locks.Lease, error), sell func(lease locks.Lease)) {
+	a.Each(workload.Recorder.Acquiring)
+	lease, err := acquire()
 	if err != nil {
 		if errors.Is(err, locks.ErrNotObtained) {
-			rec.GaveUp()
-			return
+			a.Each(workload.Recorder.GaveUp)
+		} else {
+			a.Each(workload.Recorder.Fail)
 		}
-		rec.Fail()
 		return
 	}
-	rec.Acquired(lease.Token())
-	reentry := s.n.Workload().Reentry
+	a.Each(func(rec workload.Recorder) { rec.Acquired(lease.Token()) })
+	reentry := n.Workload().Reentry
 	nested := make([]locks.Lease, 0, reentry)
 	for range reentry {
-		l, err := locker.Acquire(ctx, a.Owner)
+		l, err := acquire()
 		if err != nil {
-			rec.Fail()
-			s.release(ctx, a, nested, lease)
+			a.Each(workload.Recorder.Fail)
+			release(ctx, n, a, nested, lease)
 			return
 		}
 		nested = append(nested, l)
 	}
-	if err := s.n.Probe(ctx, locks.Acquired); err != nil {
-		rec.Fail()
-		s.release(ctx, a, nested, lease)
+	if err := n.Probe(ctx, locks.Acquired); err != nil {
+		a.Each(workload.Recorder.Fail)
+		release(ctx, n, a, nested, lease)
 		return
 	}
-	var token uint64
-	if s.fenced {
-		token = lease.Token()
+	sell(lease)
+	if err := n.Probe(ctx, locks.BeforeRelease); err != nil {
+		a.Each(workload.Recorder.Stopped)
 	}
-	s.sale(ctx, rec, s.items[a.Items[0]], a.User, token)
-	if err := s.n.Probe(ctx, locks.BeforeRelease); err != nil {
-		rec.Stopped()
-	}
-	s.release(ctx, a, nested, lease)
+	release(ctx, n, a, nested, lease)
 }
 
 // release gives the lock up, innermost level first, unless the buyer is
 // dead: a crashed holder never unlocks. It tells every item of a's cart:
 // one lease holds them all.
-func (s *lockSeller) release(ctx context.Context, a *workload.Attempt, nested []locks.Lease, lease locks.Lease) {
+func release(ctx context.Context, n *workload.Node, a *workload.Attempt, nested []locks.Lease, lease locks.Lease) {
 	if errors.Is(context.Cause(ctx), workload.ErrCrashed) {
 		a.Each(workload.Recorder.Crashed)
 		return
@@ -226,7 +236,7 @@ func (s *lockSeller) release(ctx context.Context, a *workload.Attempt, nested []
 	case errors.Is(err, locks.ErrNotHeld):
 		a.Each(func(rec workload.Recorder) { rec.Released(true) })
 	}
-	s.n.Probe(ctx, locks.Released)
+	n.Probe(ctx, locks.Released)
 }
 
 // redisSeller is a node's side of a sale whose inventory is the Redis
@@ -261,17 +271,7 @@ func (s *redisSeller) sale(ctx context.Context, rec workload.Recorder, k itemKey
 		rec.ReadFailed()
 		return
 	}
-	rec.Read(stock)
-	switch {
-	case stock <= 0:
-		rec.SoldOut()
-		return
-	case orders > 0:
-		rec.Duplicate()
-		return
-	}
-	if !s.n.Business(ctx) {
-		rec.Fail()
+	if !checked(ctx, s.n, rec, stock, orders > 0) {
 		return
 	}
 	rec.Writing()
@@ -286,4 +286,24 @@ func (s *redisSeller) sale(ctx context.Context, rec workload.Recorder, k itemKey
 	default:
 		rec.Refused()
 	}
+}
+
+// checked records the stock a buyer read and whether its sale goes on:
+// not when sold out, not for a buyer with an order already (ordered),
+// not when its business step was cut short.
+func checked(ctx context.Context, n *workload.Node, rec workload.Recorder, stock int64, ordered bool) bool {
+	rec.Read(stock)
+	switch {
+	case stock <= 0:
+		rec.SoldOut()
+		return false
+	case ordered:
+		rec.Duplicate()
+		return false
+	}
+	if !n.Business(ctx) {
+		rec.Fail()
+		return false
+	}
+	return true
 }

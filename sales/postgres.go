@@ -7,10 +7,8 @@ import (
 	"hash/fnv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/servers"
 	"github.com/lockbench/lockbench/workload"
@@ -84,7 +82,7 @@ func (pgSale) Inventory(env workload.Env) (workload.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgInventory{db: db}, nil
+	return &tableInventory{db: pgDB{pgQuerier{db}}, sql: pgTables}, nil
 }
 
 // StartNode gives node n its own pools, of the run's pool size, through
@@ -394,67 +392,4 @@ func (s *pgSeller) advisory(ctx context.Context, a *workload.Attempt) {
 	done(l, true)
 	rec.Released(!freed)
 	s.n.Probe(ctx, locks.Released)
-}
-
-// pgInventory is the inventory of a PostgreSQL sale: one row of
-// lockbench_inventory (id 1) and one row of lockbench_orders per order,
-// unique per buyer.
-type pgInventory struct {
-	db *pgxpool.Pool // the run's own connections: set-up, audit, removal
-}
-
-// Prepare refuses a database that already holds lockbench's tables
-// (unless force), then creates them and sets the stock.
-func (v *pgInventory) Prepare(ctx context.Context, stock int64, force bool) error {
-	var n int
-	err := v.db.QueryRow(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ($1, $2)", inventoryTable, ordersTable).Scan(&n)
-	if err != nil {
-		return fmt.Errorf("%w: postgres: %v", servers.ErrUnreachable, err)
-	}
-	if n > 0 && !force {
-		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --pg-dsn", ErrTablesInUse, inventoryTable, ordersTable)
-	}
-	for _, q := range []string{
-		"DROP TABLE IF EXISTS " + inventoryTable + ", " + ordersTable,
-		// No CHECK on the stock: an oversell must be able to show.
-		"CREATE TABLE " + inventoryTable + " (id INT PRIMARY KEY, stock BIGINT NOT NULL)",
-		"CREATE TABLE " + ordersTable + " (id BIGSERIAL PRIMARY KEY, buyer INT NOT NULL UNIQUE)",
-	} {
-		if _, err := v.db.Exec(ctx, q); err != nil {
-			return fmt.Errorf("%w: postgres: %v", servers.ErrUnreachable, err)
-		}
-	}
-	if _, err := v.db.Exec(ctx, "INSERT INTO "+inventoryTable+" (id, stock) VALUES (1, $1)", stock); err != nil {
-		return fmt.Errorf("%w: postgres: %v", servers.ErrUnreachable, err)
-	}
-	return nil
-}
-
-// Audit reads the final stock and the orders in one read-only
-// REPEATABLE READ transaction, so that a COMMIT whose buyer gave up on it
-// is seen whole or not at all.
-func (v *pgInventory) Audit(ctx context.Context) (history.Final, error) {
-	var f history.Final
-	tx, err := v.db.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return f, err
-	}
-	defer tx.Rollback(ctx)
-	if err := tx.QueryRow(ctx, pgStock).Scan(&f.Stock); err != nil {
-		return f, err
-	}
-	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+ordersTable).Scan(&f.Orders); err != nil {
-		return f, err
-	}
-	return f, nil
-}
-
-// Ping implements workload.Inventory.
-func (v *pgInventory) Ping(ctx context.Context) error { return v.db.Ping(ctx) }
-
-// Clear drops the tables and closes the run's connections.
-func (v *pgInventory) Clear(ctx context.Context) error {
-	defer v.db.Close()
-	_, err := v.db.Exec(ctx, "DROP TABLE IF EXISTS "+inventoryTable+", "+ordersTable)
-	return err
 }

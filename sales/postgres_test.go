@@ -5,8 +5,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/checker"
-	"github.com/lockbench/lockbench/internal/etcdtest"
-	"github.com/lockbench/lockbench/internal/pgtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/sales"
 	"github.com/lockbench/lockbench/servers"
@@ -23,7 +22,7 @@ func dbSaleConfig(name string, sale workload.Sale, set *servers.Set, clients int
 }
 
 func TestPostgresSales(t *testing.T) {
-	p := pgtest.Start(t)
+	p := servertest.Postgres.Start(t)
 	for _, tt := range []struct {
 		name string
 		kind sales.PGKind
@@ -60,7 +59,7 @@ func TestPostgresSales(t *testing.T) {
 }
 
 func TestEtcdTxnSale(t *testing.T) {
-	e := etcdtest.Start(t)
+	e := servertest.Etcd.Start(t)
 	lock, _ := locks.Lookup("etcd-fenced")
 	cfg := dbSaleConfig("etcd-txn", sales.EtcdTxn(lock), (&servers.Set{}).With(servers.KindEtcd, e), 150, 100)
 	h, err := workload.Run(t.Context(), cfg)

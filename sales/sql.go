@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/locks"
 	"github.com/lockbench/lockbench/servers"
@@ -152,7 +151,7 @@ func (sqlSale) Inventory(env workload.Env) (workload.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mysqlInventory{db: db}, nil
+	return &tableInventory{db: sqlDB{sqlQuerier{db}}, sql: mysqlTables}, nil
 }
 
 // StartNode gives node n its own MySQL pool, of the run's pool size.
@@ -353,85 +352,4 @@ func commandTimeout(w workload.Workload) time.Duration {
 		return w.CommandTimeout
 	}
 	return 3 * time.Second
-}
-
-// mysqlInventory is the inventory of a SQL sale: one row of
-// lockbench_inventory (id 1, source 003's inventory001) and one row of
-// lockbench_orders per order, unique per user.
-type mysqlInventory struct {
-	db *sql.DB // the run's own connection: set-up, audit, removal
-}
-
-// Prepare refuses a database that already holds lockbench's tables
-// (unless force), then creates them and sets the stock.
-func (v *mysqlInventory) Prepare(ctx context.Context, stock int64, force bool) error {
-	var n int
-	err := v.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?, ?)", inventoryTable, ordersTable).Scan(&n)
-	if err != nil {
-		return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
-	}
-	if n > 0 && !force {
-		return fmt.Errorf("%w: %s or %s exists; pass --force to drop them, or choose another database in --mysql-dsn", ErrTablesInUse, inventoryTable, ordersTable)
-	}
-	for _, q := range []string{
-		"DROP TABLE IF EXISTS " + inventoryTable + ", " + ordersTable,
-		// No CHECK on the stock: an oversell must be able to show.
-		"CREATE TABLE " + inventoryTable + " (id INT PRIMARY KEY, stock BIGINT NOT NULL, version BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB",
-		// One order per user (source 000's 一人一单) is the unique key.
-		"CREATE TABLE " + ordersTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, user INT NOT NULL, UNIQUE KEY one_per_user (user)) ENGINE=InnoDB",
-	} {
-		if _, err := v.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
-		}
-	}
-	if _, err := v.db.ExecContext(ctx, "INSERT INTO "+inventoryTable+" (id, stock) VALUES (1, ?)", stock); err != nil {
-		return fmt.Errorf("%w: mysql: %v", servers.ErrUnreachable, err)
-	}
-	return nil
-}
-
-// Audit reads the final stock and the orders. The unique key makes a
-// second order for a user impossible; the count is read all the same.
-func (v *mysqlInventory) Audit(ctx context.Context) (history.Final, error) {
-	var f history.Final
-	// One read-only REPEATABLE READ transaction: its reads share one
-	// snapshot, so that a transaction whose buyer gave up on its COMMIT
-	// (an unknown outcome) and that commits as the audit reads is seen
-	// whole or not at all, never as an order without its unit.
-	tx, err := v.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return f, err
-	}
-	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, "SELECT stock FROM "+inventoryTable+" WHERE id = 1").Scan(&f.Stock); err != nil {
-		return f, err
-	}
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+ordersTable).Scan(&f.Orders); err != nil {
-		return f, err
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT user, COUNT(*) FROM "+ordersTable+" GROUP BY user HAVING COUNT(*) > 1 ORDER BY user")
-	if err != nil {
-		return f, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var user int32
-		var n int64
-		if err := rows.Scan(&user, &n); err != nil {
-			return f, err
-		}
-		f.DuplicateUsers = append(f.DuplicateUsers, user)
-		f.DuplicateOrders += n - 1
-	}
-	return f, rows.Err()
-}
-
-// Ping implements workload.Inventory.
-func (v *mysqlInventory) Ping(ctx context.Context) error { return v.db.PingContext(ctx) }
-
-// Clear drops the tables and closes the run's connection.
-func (v *mysqlInventory) Clear(ctx context.Context) error {
-	defer v.db.Close()
-	_, err := v.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+inventoryTable+", "+ordersTable)
-	return err
 }

@@ -11,9 +11,7 @@ import (
 	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/history"
-	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/mysqltest"
-	"github.com/lockbench/lockbench/internal/pgtest"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/sales"
@@ -23,16 +21,12 @@ import (
 
 // TestMain stops the MariaDB, PostgreSQL and etcd servers the tests
 // share, if they started.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(etcdRun{mysqlRun{m}})) }
+func TestMain(m *testing.M) { os.Exit(servertest.Main(mysqlRun{m})) }
 
-// mysqlRun and etcdRun chain the helpers' Mains.
-type (
-	mysqlRun struct{ m *testing.M }
-	etcdRun  struct{ next servertest.Runner }
-)
+// mysqlRun runs the tests through mysqltest.Main.
+type mysqlRun struct{ m *testing.M }
 
 func (r mysqlRun) Run() int { return mysqltest.Main(r.m) }
-func (r etcdRun) Run() int  { return etcdtest.Main(r.next) }
 
 var mysqlImpls = []string{"mysql", "mysql-for-update", "mysql-version"}
 

@@ -1,5 +1,6 @@
 // Package servers are the servers a sale runs on: what a server is
-// (Server) and can do (Pauser, Restarter, Addressed, Portable), the kinds
+// (Server) and can do (Pauser, Restarter, QuorumLoser, Addressed,
+// Routable, Portable), the kinds
 // of server a sale can need (Kind, Needs) and the registry that says, for
 // each kind but Redis, how the command line gives one, how lockbench
 // reaches or starts it and how a node in a process of its own rebuilds it
@@ -16,6 +17,7 @@
 // hosted.go), through which its levers act. Adding a kind of server
 // is one file here that registers its KindInfo; the engine (package
 // workload) routes an Addressed server's links through its fault proxy
+// (a Routable one's whole spec with the proxy's address in it, SpecAt)
 // and sends a Portable server's Spec to its nodes without knowing the
 // kind.
 //

@@ -71,20 +71,15 @@ const maxEtcdEndpoints = 16
 // etcdStartTimeout bounds how long a member may take to serve.
 const etcdStartTimeout = 60 * time.Second
 
-// Sentinel errors of the etcd servers, matched with errors.Is.
+// Sentinel errors of an etcd cluster's client side, matched with
+// errors.Is; each wraps the servers' own of its kind.
 var (
-	// ErrEtcdNotInstalled means the etcd binary is missing.
-	ErrEtcdNotInstalled = errors.New("servers: etcd is not installed (apt-get install etcd-server)")
-	// ErrEtcdAddr means an etcd address is not a host:port; it wraps
-	// ErrBadAddress.
-	ErrEtcdAddr = fmt.Errorf("%w: etcd", ErrBadAddress)
-	// ErrEtcdUnreachable means no member of an etcd cluster answered; it
-	// wraps ErrUnreachable.
+	// ErrEtcdUnreachable: no member of the cluster answered
+	// (ErrUnreachable).
 	ErrEtcdUnreachable = fmt.Errorf("%w: etcd does not answer", ErrUnreachable)
-	// ErrEtcdNotStarted means a lever that acts on the members' processes
-	// (pause, restart, quorum loss) was pulled on a cluster lockbench did
-	// not start.
-	ErrEtcdNotStarted = fmt.Errorf("%w: not an etcd cluster lockbench started", ErrUnsupported)
+	// ErrEtcdNotStarted: a lever on a cluster lockbench did not start
+	// (ErrNotStarted).
+	ErrEtcdNotStarted = fmt.Errorf("%w: etcd", ErrNotStarted)
 )
 
 // Etcd is an etcd cluster: one of the user's, reached at its client
@@ -111,6 +106,10 @@ type etcdMember struct {
 	proc   *serverproc.Proc
 }
 
+// ErrEtcdNotInstalled means the etcd binary is missing; it wraps
+// ErrNotInstalled.
+var ErrEtcdNotInstalled = fmt.Errorf("%w: etcd (apt-get install etcd-server)", ErrNotInstalled)
+
 // EtcdAvailable reports whether the etcd binary is installed.
 func EtcdAvailable() bool {
 	_, err := etcdBinary()
@@ -126,6 +125,10 @@ func etcdBinary() (string, error) {
 	}
 	return "", ErrEtcdNotInstalled
 }
+
+// ErrEtcdAddr means an etcd address is not a host:port; it wraps
+// ErrBadAddress.
+var ErrEtcdAddr = fmt.Errorf("%w: etcd", ErrBadAddress)
 
 // ParseEtcdEndpoints checks a comma-separated list of etcd client
 // addresses (host:port, or http://host:port) and returns them as
@@ -262,13 +265,8 @@ func (e *Etcd) await(ctx context.Context, m *etcdMember) error {
 		return err
 	}
 	defer c.Close()
-	return m.proc.Wait("etcd "+m.name, m.client, etcdStartTimeout, 100*time.Millisecond, func() error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		return etcdLeads(sctx, c, m.client)
+	return m.proc.Await(ctx, "etcd "+m.name, m.client, etcdStartTimeout, func(ctx context.Context) error {
+		return etcdLeads(ctx, c, m.client)
 	})
 }
 
@@ -392,10 +390,10 @@ func (e *Etcd) Pause(ctx context.Context, d time.Duration) error {
 	return e.stop(e.members[i:i+1], d)
 }
 
-// LoseQuorum stops two of the three members (SIGSTOP) for d, the leader
-// among them: the one left can neither elect a leader nor commit a
-// write, so every lock and sale waits (liveness), and nothing is granted
-// twice (safety).
+// LoseQuorum implements QuorumLoser: it stops two of the three members
+// (SIGSTOP) for d, the leader among them: the one left can neither elect
+// a leader nor commit a write, so every lock and sale waits (liveness),
+// and nothing is granted twice (safety).
 func (e *Etcd) LoseQuorum(ctx context.Context, d time.Duration) error {
 	if err := e.started(); err != nil {
 		return err
@@ -408,17 +406,15 @@ func (e *Etcd) LoseQuorum(ctx context.Context, d time.Duration) error {
 	return e.stop([]*etcdMember{e.members[i], e.members[other]}, d)
 }
 
+// CanLoseQuorum implements QuorumLoser: true for the members lockbench
+// started.
+func (e *Etcd) CanLoseQuorum() bool { return e.members != nil }
+
+var _ QuorumLoser = (*Etcd)(nil)
+
 // stop holds ms still for d, in the background.
 func (e *Etcd) stop(ms []*etcdMember, d time.Duration) error {
-	resume, err := e.hold(ms)
-	if err != nil {
-		return err
-	}
-	go func() {
-		time.Sleep(d)
-		resume()
-	}()
-	return nil
+	return pauseFor(d, func() (func(), error) { return e.hold(ms) })
 }
 
 // hold sends SIGSTOP to ms and returns the resume that sends them

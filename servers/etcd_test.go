@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/etcdtest"
 	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 )
 
 func TestEtcdCluster(t *testing.T) {
-	e := etcdtest.Own(t)
+	e := servertest.Etcd.Own(t)
 	if got := len(e.Endpoints()); got != servers.EtcdMembers {
 		t.Fatalf("%d endpoints, want %d", got, servers.EtcdMembers)
 	}
@@ -76,7 +75,7 @@ func TestEtcdCluster(t *testing.T) {
 }
 
 func TestDialEtcd(t *testing.T) {
-	e := etcdtest.Start(t)
+	e := servertest.Etcd.Start(t)
 	d, err := servers.DialEtcd(t.Context(), e.Endpoints())
 	if err != nil {
 		t.Fatalf("DialEtcd: %v", err)
@@ -92,6 +91,13 @@ func TestDialEtcd(t *testing.T) {
 		if err := lever(); !errors.Is(err, servers.ErrEtcdNotStarted) {
 			t.Errorf("%s on a dialed cluster: %v, want ErrEtcdNotStarted", name, err)
 		}
+	}
+	needs := servers.Needs{servers.KindRedis, servers.KindEtcd}
+	if q := (&servers.Set{}).With(servers.KindEtcd, d).Quorum(needs); q != nil {
+		t.Errorf("a dialed cluster can lose its quorum (%s): lose-quorum would not be refused up front", q.Name())
+	}
+	if q := (&servers.Set{}).With(servers.KindEtcd, e).Quorum(needs); q != e {
+		t.Errorf("Quorum of the started cluster = %v, want it", q)
 	}
 	if err := d.Close(); err != nil {
 		t.Errorf("Close of a dialed cluster: %v", err)

@@ -3,7 +3,6 @@ package servers
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -51,9 +50,10 @@ func init() {
 }
 
 // postgresAt rebuilds a server on a node from what the coordinator sent:
-// its address routed through the node's fault proxy (the server is
-// Addressed), reached as the user postgres, database postgres, as on a
-// server lockbench started; or a whole DSN.
+// the server's whole DSN, user, password, database and options, with
+// the node's fault proxy's address in it (SpecAt); a bare host:port is
+// reached as the user postgres, database postgres, as on a server
+// lockbench started.
 func postgresAt(spec string) (*Postgres, error) {
 	if CheckHostPort(spec) == nil {
 		return &Postgres{addr: spec, dsn: "postgres://postgres@" + spec + "/postgres?sslmode=disable"}, nil
@@ -94,20 +94,19 @@ const pgMaxConnections = 400
 // maxPostgresDSN bounds the length of a user's --pg-dsn.
 const maxPostgresDSN = 4096
 
-// Sentinel errors of the PostgreSQL servers, matched with errors.Is.
+// Sentinel errors of the PostgreSQL servers, matched with errors.Is;
+// each wraps the servers' own of its kind.
 var (
-	// ErrPostgresNotInstalled means initdb or postgres is missing.
-	ErrPostgresNotInstalled = errors.New("servers: PostgreSQL is not installed (apt-get install postgresql)")
-	// ErrPostgresDSN means a PostgreSQL DSN does not parse; it wraps
-	// ErrBadAddress.
+	// ErrPostgresNotInstalled: initdb or postgres is missing
+	// (ErrNotInstalled).
+	ErrPostgresNotInstalled = fmt.Errorf("%w: PostgreSQL (apt-get install postgresql)", ErrNotInstalled)
+	// ErrPostgresDSN: a DSN does not parse (ErrBadAddress).
 	ErrPostgresDSN = fmt.Errorf("%w: PostgreSQL DSN", ErrBadAddress)
-	// ErrPostgresUnreachable means the server did not answer; it wraps
-	// ErrUnreachable.
+	// ErrPostgresUnreachable: the server did not answer (ErrUnreachable).
 	ErrPostgresUnreachable = fmt.Errorf("%w: PostgreSQL does not answer", ErrUnreachable)
-	// ErrPostgresNotStarted means a lever that acts on the server's
-	// processes (pause, restart) was pulled on a server lockbench did not
-	// start.
-	ErrPostgresNotStarted = fmt.Errorf("%w: not a PostgreSQL lockbench started", ErrUnsupported)
+	// ErrPostgresNotStarted: a lever on a server lockbench did not start
+	// (ErrNotStarted).
+	ErrPostgresNotStarted = fmt.Errorf("%w: PostgreSQL", ErrNotStarted)
 )
 
 // Postgres is a PostgreSQL server: a user's, reached by its DSN
@@ -249,24 +248,14 @@ func (p *Postgres) spawn(ctx context.Context) error {
 	args = append(args, "-c", "unix_socket_directories=", "-c", "log_min_messages=fatal", "-c", "logging_collector=off")
 	cmd := exec.Command(filepath.Join(p.bin, "postgres"), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
-	proc, err := serverproc.Start(cmd)
-	if err != nil {
-		return err
-	}
-	err = proc.Wait("postgres", p.addr, pgStartTimeout, 100*time.Millisecond, func() error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		c, err := pgx.Connect(sctx, p.dsn)
+	proc, err := serverproc.Launch(ctx, cmd, "postgres", p.addr, pgStartTimeout, func(ctx context.Context) error {
+		c, err := pgx.Connect(ctx, p.dsn)
 		if err != nil {
 			return err
 		}
-		return c.Close(sctx)
+		return c.Close(ctx)
 	})
 	if err != nil {
-		proc.Kill()
 		return err
 	}
 	p.proc = proc
@@ -300,24 +289,54 @@ func (p *Postgres) Addr() string { return p.addr }
 // puts behind a node's fault proxy.
 func (p *Postgres) Addrs() []string { return []string{p.addr} }
 
-// ConfigAt is the server's connection config with addr (a fault proxy's) in place of the
-// server's host and port.
+// ConfigAt is the server's connection config with addr (a fault proxy's)
+// in place of the server's host and port.
 func (p *Postgres) ConfigAt(addr string) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(p.dsn)
+	dsn, err := p.SpecAt([]string{addr})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPostgresDSN, err)
 	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrBadAddress, addr, err)
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
-		return nil, fmt.Errorf("%w: %q: port out of range", ErrBadAddress, addr)
-	}
-	cfg.Host, cfg.Port, cfg.Fallbacks = host, uint16(n), nil
 	return cfg, nil
 }
+
+// SpecAt implements Routable: the server's DSN, user, password, database
+// and options and all, with addrs[0] (a fault proxy's host:port) in
+// place of its host and port, and no fallback host. A node rebuilds the
+// server from it; it carries the password, so it goes over the node
+// protocol only, never on a command line or into output (Redact).
+func (p *Postgres) SpecAt(addrs []string) (string, error) {
+	if len(addrs) != 1 {
+		return "", fmt.Errorf("%w: PostgreSQL at %d addresses, want one", ErrBadAddress, len(addrs))
+	}
+	host, port, err := net.SplitHostPort(addrs[0])
+	if err != nil || host == "" {
+		return "", fmt.Errorf("%w: %q: want host:port", ErrBadAddress, addrs[0])
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%w: %q: port out of range", ErrBadAddress, addrs[0])
+	}
+	if strings.HasPrefix(p.dsn, "postgres://") || strings.HasPrefix(p.dsn, "postgresql://") {
+		u, err := url.Parse(p.dsn)
+		if err != nil {
+			// Its error would quote the DSN, password and all.
+			return "", fmt.Errorf("%w: not a URL", ErrPostgresDSN)
+		}
+		u.Host = addrs[0]
+		q := u.Query()
+		q.Del("host")
+		q.Del("port")
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	// key=value pairs: a key given twice takes its last value.
+	return p.dsn + " host='" + host + "' port=" + port, nil
+}
+
+var _ Routable = (*Postgres)(nil)
 
 // Name says what the server is and where.
 func (p *Postgres) Name() string {
@@ -353,25 +372,15 @@ func (p *Postgres) Close() error {
 	return nil
 }
 
-// kill sends the postmaster sig (SIGINT: a fast shutdown; SIGKILL, to
-// the backends too: a crash) and waits for it to end.
+// kill stops the server: with SIGINT, a fast shutdown, given ten
+// seconds; with SIGKILL, a crash of the postmaster and every backend.
 func (p *Postgres) kill(sig syscall.Signal) {
-	pid := p.proc.Pid()
 	if sig == syscall.SIGKILL {
-		for _, kid := range children(pid) {
+		for _, kid := range children(p.proc.Pid()) {
 			syscall.Kill(kid, syscall.SIGKILL)
 		}
 	}
-	syscall.Kill(pid, sig)
-	// A fast shutdown takes a moment; the postmaster is reaped as soon as
-	// it ends, and killed if it is slow.
-	for range 100 {
-		if syscall.Kill(pid, 0) != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	p.proc.Kill()
+	p.proc.Stop(sig, 10*time.Second)
 }
 
 // Pause stops the server's processes (SIGSTOP to the postmaster and every
@@ -381,15 +390,7 @@ func (p *Postgres) Pause(ctx context.Context, d time.Duration) error {
 	if p.host != nil {
 		return p.host.Pause(ctx, d)
 	}
-	resume, err := p.hold()
-	if err != nil {
-		return err
-	}
-	go func() {
-		time.Sleep(d)
-		resume()
-	}()
-	return nil
+	return pauseFor(d, p.hold)
 }
 
 // hold stops the server's processes until resume is called: the

@@ -3,12 +3,13 @@ package servers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/lockbench/lockbench/internal/pgtest"
+	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/servers"
 )
 
@@ -23,7 +24,7 @@ func pgConnect(t *testing.T, p *servers.Postgres) *pgx.Conn {
 }
 
 func TestPostgres(t *testing.T) {
-	p := pgtest.Own(t)
+	p := servertest.Postgres.Own(t)
 	if !strings.HasPrefix(p.Addr(), "127.0.0.1:") {
 		t.Errorf("server on %s, not on loopback", p.Addr())
 	}
@@ -73,7 +74,7 @@ func TestPostgres(t *testing.T) {
 }
 
 func TestDialPostgres(t *testing.T) {
-	p := pgtest.Start(t)
+	p := servertest.Postgres.Start(t)
 	d, err := servers.DialPostgres(t.Context(), p.DSN())
 	if err != nil {
 		t.Fatalf("DialPostgres: %v", err)
@@ -134,5 +135,52 @@ func TestRedactPostgresDSN(t *testing.T) {
 		if got := servers.RedactPostgresDSN(tt.in); got != tt.want {
 			t.Errorf("RedactPostgresDSN(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestPostgresSpecAt: the spec a node rebuilds a user's PostgreSQL from
+// keeps the DSN whole (user, password, database, options) with the
+// fault proxy's address in place of the server's, whichever form the DSN
+// takes; an address that is no host:port is refused.
+func TestPostgresSpecAt(t *testing.T) {
+	info, _ := servers.Lookup(servers.KindPostgres)
+	tests := []struct {
+		name, dsn, at string
+		bad           bool
+	}{
+		{name: "url", dsn: "postgres://shop:s3cret@db.example:6000/orders?sslmode=disable&application_name=lb", at: "127.0.0.1:41000"},
+		{name: "url with several hosts", dsn: "postgresql://shop:s3cret@a:1,b:2/orders?sslmode=disable&application_name=lb", at: "127.0.0.1:41000"},
+		{name: "url with a host parameter", dsn: "postgres://shop:s3cret@/orders?host=db.example&port=6000&sslmode=disable&application_name=lb", at: "127.0.0.1:41000"},
+		{name: "key=value", dsn: "host=db.example port=6000 user=shop password='s3cret' dbname=orders sslmode=disable application_name=lb", at: "127.0.0.1:41000"},
+		{name: "not an address", dsn: "postgres://shop:s3cret@db.example:6000/orders", at: "nowhere", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, err := info.Node(tt.dsn)
+			if err != nil {
+				t.Fatalf("Node(%s): %v", servers.RedactPostgresDSN(tt.dsn), err)
+			}
+			spec, err := srv.(servers.Routable).SpecAt([]string{tt.at})
+			if tt.bad {
+				if !errors.Is(err, servers.ErrBadAddress) {
+					t.Errorf("SpecAt(%q) = %v, want ErrBadAddress", tt.at, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := pgx.ParseConfig(spec)
+			if err != nil {
+				t.Fatalf("the spec does not parse: %v", err)
+			}
+			got := fmt.Sprintf("%s:%d %s/%s@%s %s fallbacks=%d", cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database, cfg.RuntimeParams["application_name"], len(cfg.Fallbacks))
+			if want := tt.at + " shop/s3cret@orders lb fallbacks=0"; got != want {
+				t.Errorf("SpecAt gives %s, want %s", got, want)
+			}
+			if again, err := info.Node(spec); err != nil || again.(servers.Addressed).Addrs()[0] != tt.at {
+				t.Errorf("a node rebuilds the server from the spec at %v (%v), want %s", again, err, tt.at)
+			}
+		})
 	}
 }

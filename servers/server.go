@@ -19,6 +19,13 @@ var (
 	// ErrUnsupported means a server cannot do what was asked of it (pause
 	// or restart).
 	ErrUnsupported = errors.New("servers: not supported by this server")
+	// ErrNotInstalled means a server lockbench starts itself is not
+	// installed on this machine.
+	ErrNotInstalled = errors.New("servers: not installed")
+	// ErrNotStarted means a lever that acts on a server's processes
+	// (pause, restart, quorum loss) was pulled on a server lockbench did
+	// not start; it wraps ErrUnsupported.
+	ErrNotStarted = fmt.Errorf("%w: not a server lockbench started", ErrUnsupported)
 	// ErrMissing means a sale was run without a server it needs.
 	ErrMissing = errors.New("servers: a server the sale needs is missing")
 	// ErrBadAddress means an address given for a server cannot be read
@@ -30,7 +37,8 @@ var (
 // Cluster), a ZooKeeper, a MySQL, a service under test, whether lockbench
 // runs it in process, reaches it by address or started it itself. What a
 // server can do beyond naming itself is said by the small interfaces it
-// implements: Pauser, Restarter, Addressed, Portable.
+// implements: Pauser, Restarter, QuorumLoser, Addressed, Routable,
+// Portable.
 type Server interface {
 	// Name says what the server is and where, for the summary.
 	Name() string
@@ -52,6 +60,19 @@ type Restarter interface {
 	Restart(ctx context.Context) error
 }
 
+// QuorumLoser is a replicated server that can lose its quorum for a
+// while: a majority of its members stop and resume after d, so that the
+// ones left can neither elect a leader nor commit. The lose-quorum fault
+// needs it.
+type QuorumLoser interface {
+	Server
+	// LoseQuorum stops a majority for d, in the background.
+	LoseQuorum(ctx context.Context, d time.Duration) error
+	// CanLoseQuorum reports whether lockbench holds the members'
+	// processes: false for a user's cluster, which it leaves alone.
+	CanLoseQuorum() bool
+}
+
 // Addressed is a server whose clients dial it at host:port addresses:
 // the engine puts each node's fault proxy in front of every one of them,
 // so that latency, partition and cut-link reach the node's link.
@@ -59,6 +80,27 @@ type Addressed interface {
 	Server
 	// Addrs are the addresses the server's clients dial.
 	Addrs() []string
+}
+
+// Routable is an Addressed server whose clients reach it by a spec that
+// names its address (a DSN, with a user, a password, a database and
+// options): a node that dials a fault proxy in its place rebuilds it, by
+// its kind's Node, from the whole spec with the proxy's address in it.
+type Routable interface {
+	Addressed
+	// SpecAt is the spec with addrs (in Addrs' order) in place of the
+	// server's own addresses.
+	SpecAt(addrs []string) (string, error)
+}
+
+// SpecAt is how a node that dials addrs in place of a's own (its fault
+// proxy's) reaches a, as a's kind's Node reads it: the whole spec with
+// addrs in it (Routable), else addrs joined by commas.
+func SpecAt(a Addressed, addrs []string) (string, error) {
+	if r, ok := a.(Routable); ok {
+		return r.SpecAt(addrs)
+	}
+	return strings.Join(addrs, ","), nil
 }
 
 // Portable is a server a node in a process of its own reaches by a spec
@@ -362,9 +404,35 @@ func (s *Set) has(k Kind) bool {
 	return true
 }
 
+// Quorum returns the first server of needs in s that can lose its
+// quorum (QuorumLoser), nil when none can.
+func (s *Set) Quorum(needs Needs) QuorumLoser {
+	for _, k := range needs {
+		if q, ok := s.Get(k).(QuorumLoser); ok && q.CanLoseQuorum() {
+			return q
+		}
+	}
+	return nil
+}
+
 // With puts v as the server of kind k (Put) and returns s, for a set
 // written in one expression.
 func (s *Set) With(k Kind, v Server) *Set {
 	s.Put(k, v)
 	return s
+}
+
+// pauseFor stops what hold stops and lets it run again after d, in the
+// background: hold returns the resume. The server levers that stop
+// processes (SIGSTOP, SIGCONT) share it.
+func pauseFor(d time.Duration, hold func() (resume func(), err error)) error {
+	resume, err := hold()
+	if err != nil {
+		return err
+	}
+	go func() {
+		time.Sleep(d)
+		resume()
+	}()
+	return nil
 }

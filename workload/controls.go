@@ -150,6 +150,19 @@ func (c *Controls) RestartServer(ctx context.Context) error {
 	return rs.Restart(ctx)
 }
 
+// LoseQuorum takes the quorum of the sale's replicated server (the first
+// of its Needs that can lose it, servers.Set.Quorum) away for d: a
+// majority of its members stop, then resume. It fails with
+// servers.ErrUnsupported when no server of the sale can.
+func (c *Controls) LoseQuorum(ctx context.Context, d time.Duration) error {
+	q := c.r.cfg.Servers.Quorum(c.r.cfg.Sale.Needs())
+	if q == nil {
+		return servers.ErrUnsupported
+	}
+	c.r.quiet(d + c.r.lostAfter())
+	return q.LoseQuorum(ctx, d)
+}
+
 // PauseInstance stops instance i of a service under test for d, as a
 // stop-the-world pause would, and returns when it runs again or ctx ends
 // (it is resumed then too): SIGSTOP and SIGCONT of its process, or docker

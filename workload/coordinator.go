@@ -467,8 +467,8 @@ func (co *coordinator) setup(i int) (*nodeproto.Assignment, error) {
 }
 
 // nodeSpec is how a node in a process of its own reaches srv: its
-// addresses routed through the node's fault proxy (Addressed), or its
-// spec (Portable).
+// addresses routed through the node's fault proxy (Addressed), in its
+// whole spec when it has one (Routable), or its spec (Portable).
 func nodeSpec(srv servers.Server, route func(string) (string, error)) (string, error) {
 	if a, ok := srv.(servers.Addressed); ok {
 		addrs := a.Addrs()
@@ -479,7 +479,7 @@ func nodeSpec(srv servers.Server, route func(string) (string, error)) (string, e
 				return "", fmt.Errorf("%w: %v", servers.ErrUnreachable, err)
 			}
 		}
-		return strings.Join(routed, ","), nil
+		return servers.SpecAt(a, routed)
 	}
 	if p, ok := srv.(servers.Portable); ok {
 		return p.Spec(), nil

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/servers"
@@ -45,7 +44,8 @@ func (n *Node) Servers() *servers.Set { return n.r.cfg.Servers }
 
 // Server is the run's server of kind k as the node reaches it: an
 // Addressed server rebuilt (by its kind's KindInfo.Node) from its
-// addresses routed through the node's fault proxy, so that latency,
+// addresses routed through the node's fault proxy (in its whole spec,
+// servers.SpecAt), so that latency,
 // partition and cut-link reach the node's link to it; any other as the
 // run holds it; nil when the run has none.
 func (n *Node) Server(k servers.Kind) (servers.Server, error) {
@@ -59,7 +59,11 @@ func (n *Node) Server(k servers.Kind) (servers.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return info.Node(strings.Join(addrs, ","))
+	spec, err := servers.SpecAt(a, addrs)
+	if err != nil {
+		return nil, err
+	}
+	return info.Node(spec)
 }
 
 // Keys are the run's keys.

@@ -33,6 +33,9 @@ type Reach struct {
 	// started, whose replication it can hold back and whose primary it
 	// can stop (the failover fault).
 	Failover bool
+	// Quorum is the server of the sale that can lose its quorum (the
+	// first of its Needs that can, servers.Set.Quorum), nil when none can.
+	Quorum servers.QuorumLoser
 	// RemoteNodes is true when the sale's nodes run on other machines
 	// (Remote): a node cannot be killed from here and started again.
 	RemoteNodes bool
@@ -41,6 +44,16 @@ type Reach struct {
 // ReachOf is what the faults of a run of sale on s act on. It fails with
 // servers.ErrMissing when s lacks the store.
 func ReachOf(s *servers.Set, sale Sale) (Reach, error) {
+	t, err := storeReach(s, sale)
+	if err != nil {
+		return t, err
+	}
+	t.Quorum = s.Quorum(sale.Needs())
+	return t, nil
+}
+
+// storeReach is ReachOf's store and what it allows.
+func storeReach(s *servers.Set, sale Sale) (Reach, error) {
 	switch store := sale.Needs().Store(); store {
 	case servers.KindTarget:
 		if len(s.Endpoints) == 0 {

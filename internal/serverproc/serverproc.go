@@ -10,6 +10,7 @@ package serverproc
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -74,6 +75,53 @@ func (p *Proc) Wait(name, addr string, timeout, interval time.Duration, ready fu
 			return fmt.Errorf("%s on %s did not serve within %v: %v; output: %s", name, addr, timeout, err, p.Output())
 		}
 	}
+}
+
+// readyTry bounds each of Await's calls of ready.
+const readyTry = time.Second
+
+// Await is Wait for a server asked over the network: it calls ready
+// every 100 ms, each call bounded by a second, and gives up at ctx's end
+// too, killing the process as when timeout runs out.
+func (p *Proc) Await(ctx context.Context, name, addr string, timeout time.Duration, ready func(ctx context.Context) error) error {
+	err := p.Wait(name, addr, timeout, 100*time.Millisecond, func() error {
+		if ctx.Err() != nil {
+			return nil // ends the wait; told below
+		}
+		tctx, cancel := context.WithTimeout(ctx, readyTry)
+		defer cancel()
+		return ready(tctx)
+	})
+	if err == nil && ctx.Err() != nil {
+		p.Kill()
+		return fmt.Errorf("%s on %s: %w", name, addr, ctx.Err())
+	}
+	return err
+}
+
+// Launch starts cmd and waits until ready answers (Await); a process
+// that does not serve is killed, and the error ends with its output.
+func Launch(ctx context.Context, cmd *exec.Cmd, name, addr string, timeout time.Duration, ready func(ctx context.Context) error) (*Proc, error) {
+	p, err := Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Await(ctx, name, addr, timeout, ready); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Stop sends the process sig (SIGINT, SIGTERM: a clean shutdown), waits
+// up to grace for it to end, and kills it if it has not.
+func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) {
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+	}
+	p.Kill()
 }
 
 // Signal sends sig to the process (SIGSTOP and SIGCONT pause it).
