@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/safego"
 	"github.com/lockbench/lockbench/internal/words"
 )
 
@@ -57,16 +58,26 @@ func split(h *history.History) []part {
 func checkItems(h *history.History, opts Options) Report {
 	parts := split(h)
 	reps := make([]Report, len(parts))
+	// A panic in an item's check is raised again in the caller's
+	// goroutine, where the command line's recover makes it an internal
+	// error (exit 70), not Go's exit 2.
+	panics := make([]error, len(parts))
 	var wg sync.WaitGroup
 	for i := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer safego.Recover(func(err error) { panics[i] = err })
 			reps[i] = checkOne(&parts[i].h, opts)
 			parts[i].remap(&reps[i])
 		}()
 	}
 	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 	r := merge(h, parts, reps, opts)
 	checkCarts(h, &r)
 	return r

@@ -74,6 +74,7 @@ func registerPanicLocks() {
 		{Info: locks.Info{Name: "test-panic-acquire", Summary: "a lock whose Acquire panics"}, New: newPanicLock("Acquire")},
 		{Info: locks.Info{Name: "test-panic-release", Summary: "a lock whose Release panics"}, New: newPanicLock("Release")},
 		{Info: locks.Info{Name: "test-panic-etcd", Summary: "a lock on etcd whose Acquire panics"}, Uses: locks.UsesEtcd, New: newPanicLock("Acquire")},
+		{Info: locks.Info{Name: "test-panic-renewal", Summary: "a lock whose renewal goroutine (locks.Env.Spawn) panics"}, New: newPanicLock("renewal")},
 	} {
 		if err := harness.Register(harness.Lock(l)); err != nil {
 			panic(err)
@@ -81,25 +82,35 @@ func registerPanicLocks() {
 	}
 }
 
-// newPanicLock makes a lock that panics in the method named.
+// newPanicLock makes a lock that panics in the method named, or in the
+// renewal goroutine its Acquire starts.
 func newPanicLock(in string) func(context.Context, locks.Env) (locks.Locker, error) {
-	return func(context.Context, locks.Env) (locks.Locker, error) { return panicLock(in), nil }
+	return func(_ context.Context, env locks.Env) (locks.Locker, error) { return &panicLock{in: in, env: env}, nil }
 }
 
-// panicLock panics in the method it names: a user's lock with a bug.
-type panicLock string
+// panicLock panics where in names: a user's lock with a bug.
+type panicLock struct {
+	in  string
+	env locks.Env
+}
 
-func (l panicLock) Acquire(context.Context, string) (locks.Lease, error) {
-	if l == "Acquire" {
+func (l *panicLock) Acquire(context.Context, string) (locks.Lease, error) {
+	switch l.in {
+	case "Acquire":
 		panic("the test lock's Acquire panicked")
+	case "renewal":
+		l.env.Spawn(func() { panic("the test lock's renewal panicked") })
 	}
 	return l, nil
 }
 
-func (panicLock) Token() uint64 { return 0 }
+func (*panicLock) Token() uint64 { return 0 }
 
-func (l panicLock) Release(context.Context) error {
-	panic("the test lock's " + string(l) + " panicked")
+func (l *panicLock) Release(context.Context) error {
+	if l.in == "renewal" {
+		return nil
+	}
+	panic("the test lock's " + l.in + " panicked")
 }
 
 // TestWorkerPanicIsInternalError (issue 24, point 2): a lock whose
@@ -120,6 +131,8 @@ func TestWorkerPanicIsInternalError(t *testing.T) {
 		{"Release, in process", []string{"--impl=test-panic-release"}, "the test lock's Release panicked", ""},
 		{"Acquire, node processes", []string{"--impl=test-panic-acquire", "--node-mode=process"}, "the test lock's Acquire panicked", ""},
 		{"Acquire, on the etcd lockbench starts", []string{"--impl=test-panic-etcd"}, "the test lock's Acquire panicked", "etcd"},
+		{"the lock's own goroutine", []string{"--impl=test-panic-renewal"}, "the test lock's renewal panicked", ""},
+		{"the lock's own goroutine, node processes", []string{"--impl=test-panic-renewal", "--node-mode=process"}, "the test lock's renewal panicked", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,7 +42,7 @@ func newFair(ctx context.Context, env Env) (Locker, error) {
 		f.ps.Close()
 		return nil, err
 	}
-	go f.listen()
+	f.env.Spawn(f.listen)
 	return f, nil
 }
 

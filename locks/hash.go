@@ -54,7 +54,7 @@ func (n *naiveLocker) try(ctx context.Context, env *Env, owner string) (uint64, 
 	}
 	// The source's renewal thread outlives the request that started it: it
 	// belongs to the process, so a crashed request does not stop it.
-	go n.renew(owner)
+	env.Spawn(func() { n.renew(owner) })
 	// The lease the source asks for in seconds is set in milliseconds:
 	// that is the lease the server holds.
 	TraceOf(ctx).Granted(ttlOr(env, sourceLease), time.Duration(n.secs)*time.Millisecond)
@@ -147,7 +147,7 @@ func newWatchdog(ctx context.Context, env Env) (Locker, error) {
 		w.ps.Close()
 		return nil, err
 	}
-	go w.listen()
+	w.env.Spawn(w.listen)
 	return w, nil
 }
 
@@ -260,7 +260,7 @@ func (w *renewer) startRenewal(ctx context.Context, owner string) {
 	rctx, cancel := context.WithCancel(ctx)
 	r := &renewal{depth: 1, cancel: cancel}
 	w.renewals[owner] = r
-	go w.renewLoop(rctx, owner, r)
+	w.env.Spawn(func() { w.renewLoop(rctx, owner, r) })
 }
 
 // renewLoop renews owner's lease until r is stopped, its context ends (a

@@ -113,6 +113,7 @@ type redislockLocker struct {
 	stop    context.Context // ends when the node shuts down
 	stopAll context.CancelFunc
 	loops   sync.WaitGroup
+	spawn   func(func()) // Env.Spawn
 }
 
 func newRedislock(_ context.Context, env Env) (Locker, error) {
@@ -123,6 +124,7 @@ func newRedislock(_ context.Context, env Env) (Locker, error) {
 		ttl:     ttlOr(&env, redislockDefaultLease),
 		stop:    stop,
 		stopAll: stopAll,
+		spawn:   env.Spawn,
 	}, nil
 }
 
@@ -147,11 +149,11 @@ func (l *redislockLocker) Acquire(ctx context.Context, _ string) (Lease, error) 
 	rctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(l.stop, cancel)
 	l.loops.Add(1)
-	go func() {
+	l.spawn(func() {
 		defer l.loops.Done()
 		defer unhook()
 		l.refresh(rctx, lock)
-	}()
+	})
 	return &redislockLease{lock: lock, stop: cancel}, nil
 }
 

@@ -112,6 +112,21 @@ type Env struct {
 	// not Redis (a ZooKeeper: Uses names its kind); nil when the run has
 	// none.
 	Remote *Remote
+	// Go starts a goroutine of the lock's own (a renewal loop, a
+	// listener) as one of the run's: a panic in it ends the run as an
+	// internal error, never the whole process. Nil means a plain go
+	// statement. A lock of a user's own may start its goroutines with it.
+	Go func(f func())
+}
+
+// Spawn runs f in a goroutine through Go, or a plain go statement when
+// Go is nil.
+func (e *Env) Spawn(f func()) {
+	if e.Go == nil {
+		go f()
+		return
+	}
+	e.Go(f)
 }
 
 // Remote is how one node reaches a server other than Redis that a lock

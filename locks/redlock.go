@@ -143,13 +143,13 @@ func (l *redlockLocker) release(ctx context.Context, servers []Redis, value stri
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		wg.Add(1)
-		go func() {
+		l.env.Spawn(func() {
 			defer wg.Done()
 			c, cancel := context.WithTimeout(ctx, l.try)
 			defer cancel()
 			n, err := luaUnlock.Run(c, s, []string{l.env.Key}, value).Int64()
 			deleted[i], errs[i] = n == 1, err
-		}()
+		})
 	}
 	wg.Wait()
 	return deleted, errs

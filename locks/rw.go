@@ -67,7 +67,7 @@ func newRW(ctx context.Context, env Env) (Locker, error) {
 		l.ps.Close()
 		return nil, err
 	}
-	go l.listen()
+	l.env.Spawn(l.listen)
 	return l, nil
 }
 

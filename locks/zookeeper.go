@@ -108,10 +108,10 @@ func (l *zkLock) crash(s *zkSession) {
 	l.mu.Unlock()
 	s.link.kill()
 	l.dead.Add(1)
-	go func() {
+	l.env.Spawn(func() {
 		defer l.dead.Done()
 		s.conn.Close()
-	}()
+	})
 }
 
 // Close ends the node's session cleanly (its ephemeral nodes go at once)
@@ -206,7 +206,7 @@ func (l *zkLock) lock(ctx context.Context, s *zkSession, owner string) (string, 
 // successor is not held up, and err is returned.
 func (l *zkLock) abandon(s *zkSession, path string, err error) error {
 	if !s.link.isDead() {
-		go s.conn.Delete(path, -1)
+		l.env.Spawn(func() { s.conn.Delete(path, -1) })
 	}
 	return err
 }
@@ -263,11 +263,11 @@ func (l *zkLock) lockAsWritten(ctx context.Context, s *zkSession, owner string) 
 		if err != nil {
 			return err
 		}
-		go func() {
+		l.env.Spawn(func() {
 			if _, ok := <-events; ok {
 				countDown()
 			}
-		}()
+		})
 		// ...which is the article's "bug": it checks again after adding
 		// the listener, and catches (and only logs) an exception here.
 		if ok, _, err := s.conn.Exists(prevNode); err == nil && !ok {

@@ -121,6 +121,7 @@ func (n *Node) LockEnv(uses locks.Uses) (locks.Env, error) {
 		Probe:   n.r.prober(n.n),
 		Servers: lockServers(n.n.servers),
 		Remote:  remote,
+		Go:      n.r.goSafe,
 	}, nil
 }
 
