@@ -297,19 +297,22 @@ func (s *server) waitGone(t *testing.T, key string) {
 // vanishes first (nobody renewed it in time) or after patience. It waits
 // for events, not for a length of time, so it says the same on a busy
 // machine as on a quiet one, as long as the lease outlasts the machine's
-// stalls.
-func (s *server) waitRenewals(t *testing.T, key string, n int) {
+// stalls: within a try of quietTry, its failures are judged by w (see
+// acquireWatched).
+func (s *server) waitRenewals(t *testing.T, w *stallWatch, key string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	last, seen := s.pttl(t, key), 0
 	for seen < n {
 		if time.Now().After(deadline) {
+			w.judge(t)
 			t.Fatalf("%s renewed %d times in %v, want %d", key, seen, patience, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 		got := s.pttl(t, key)
 		switch {
 		case got < 0:
+			w.judge(t)
 			t.Fatalf("%s gone (pttl %d) after %d renewals, want %d", key, got, seen, n)
 		case got > last:
 			seen++
