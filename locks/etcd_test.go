@@ -103,26 +103,37 @@ func TestEtcdPausedHolder(t *testing.T) {
 	e := servertest.Etcd.Start(t)
 	for _, name := range etcdImpls {
 		t.Run(name, func(t *testing.T) {
-			im := impl(t, name)
-			key := lockKey(t)
-			g := &gate{}
-			a := etcdNode(t, im, e, key, etcdTTL, g)
-			b := etcdNode(t, im, e, key, etcdTTL, nil)
-			first := acquire(t, holdCtx(t), a, "node0:a")
-			g.close()
-			// No bound but the test's patience: b gets the lock only once
-			// a's lease has run out on the server.
-			second := acquire(t, holdCtx(t), b, "node1:b")
-			g.open()
-			if im.Fenced && second.Token() <= first.Token() {
-				t.Errorf("second holder's token %d not above the paused holder's %d", second.Token(), first.Token())
-			}
-			if err := first.Release(holdCtx(t)); !errors.Is(err, locks.ErrNotHeld) {
-				t.Errorf("the paused holder's Release() = %v, want ErrNotHeld", err)
-			}
-			release(t, second, nil)
-			// The paused node locks again, on a fresh session.
-			release(t, acquire(t, holdCtx(t), a, "node0:c"), nil)
+			// The second holder's session must live from its grant to its
+			// release: etcd's client renews it etcdTTL/3 after the last
+			// renewal, at the next of its keep-alive loop's 500 ms ticks.
+			quietTry(t, etcdTTL-etcdTTL/3-500*time.Millisecond, func(t *testing.T, w *stallWatch) {
+				im := impl(t, name)
+				key := lockKey(t)
+				g := &gate{}
+				a := etcdNode(t, im, e, key, etcdTTL, g)
+				b := etcdNode(t, im, e, key, etcdTTL, nil)
+				first := acquireWatched(t, w, holdCtx(t), a, "node0:a")
+				g.close()
+				// No bound but the test's patience: b gets the lock only
+				// once a's lease has run out on the server, while b's own
+				// session must live on.
+				second := acquireWatched(t, w, holdCtx(t), b, "node1:b")
+				g.open()
+				errFirst := first.Release(holdCtx(t))
+				errSecond := second.Release(t.Context())
+				w.judge(t)
+				if im.Fenced && second.Token() <= first.Token() {
+					t.Errorf("second holder's token %d not above the paused holder's %d", second.Token(), first.Token())
+				}
+				if !errors.Is(errFirst, locks.ErrNotHeld) {
+					t.Errorf("the paused holder's Release() = %v, want ErrNotHeld", errFirst)
+				}
+				if errSecond != nil {
+					t.Errorf("the second holder's Release() = %v, want <nil>", errSecond)
+				}
+				// The paused node locks again, on a fresh session.
+				release(t, acquire(t, holdCtx(t), a, "node0:c"), nil)
+			})
 		})
 	}
 }

@@ -199,10 +199,19 @@ func holdCtx(t *testing.T) context.Context {
 // lease lives in ctx (see holdCtx).
 func acquire(t *testing.T, ctx context.Context, l locks.Locker, owner string) locks.Lease {
 	t.Helper()
+	return acquireWatched(t, nil, ctx, l, owner)
+}
+
+// acquireWatched is acquire within a try of quietTry whose lease can lapse
+// while it waits: a failure is judged only when w saw no stall (see
+// stallWatch.judge; a nil w judges every failure).
+func acquireWatched(t *testing.T, w *stallWatch, ctx context.Context, l locks.Locker, owner string) locks.Lease {
+	t.Helper()
 	ctx, cancel := context.WithTimeoutCause(ctx, patience, errors.New("acquire: out of patience"))
 	t.Cleanup(cancel) // not before: the watchdog renews in ctx
 	lease, err := l.Acquire(ctx, owner)
 	if err != nil {
+		w.judge(t)
 		t.Fatalf("Acquire(%q): %v", owner, err)
 	}
 	return lease
@@ -222,13 +231,29 @@ func release(t *testing.T, lease locks.Lease, want error) {
 // held by someone else. Giving up (ErrNotObtained) counts as not obtaining.
 func mustNotAcquire(t *testing.T, l locks.Locker, owner string, d time.Duration) {
 	t.Helper()
+	checkRefused(t, owner, tryAcquire(t, l, owner, d))
+}
+
+// tryAcquire tries to obtain l for owner within d and releases what it
+// obtained: nil means it got the lock.
+func tryAcquire(t *testing.T, l locks.Locker, owner string, d time.Duration) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
 	lease, err := l.Acquire(ctx, owner)
+	if err == nil {
+		lease.Release(t.Context())
+	}
+	return err
+}
+
+// checkRefused checks that err, tryAcquire's answer for owner, says the
+// lock was held by someone else.
+func checkRefused(t *testing.T, owner string, err error) {
+	t.Helper()
 	switch {
 	case err == nil:
 		t.Errorf("Acquire(%q) obtained a lock that is held", owner)
-		lease.Release(t.Context())
 	case !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, locks.ErrNotObtained):
 		t.Errorf("Acquire(%q) = %v, want %v or %v", owner, err, context.DeadlineExceeded, locks.ErrNotObtained)
 	}
@@ -272,19 +297,22 @@ func (s *server) waitGone(t *testing.T, key string) {
 // vanishes first (nobody renewed it in time) or after patience. It waits
 // for events, not for a length of time, so it says the same on a busy
 // machine as on a quiet one, as long as the lease outlasts the machine's
-// stalls.
-func (s *server) waitRenewals(t *testing.T, key string, n int) {
+// stalls: within a try of quietTry, its failures are judged by w (see
+// acquireWatched).
+func (s *server) waitRenewals(t *testing.T, w *stallWatch, key string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	last, seen := s.pttl(t, key), 0
 	for seen < n {
 		if time.Now().After(deadline) {
+			w.judge(t)
 			t.Fatalf("%s renewed %d times in %v, want %d", key, seen, patience, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 		got := s.pttl(t, key)
 		switch {
 		case got < 0:
+			w.judge(t)
 			t.Fatalf("%s gone (pttl %d) after %d renewals, want %d", key, got, seen, n)
 		case got > last:
 			seen++

@@ -17,24 +17,31 @@ import (
 func TestRedislockRefresh(t *testing.T) {
 	const ttl = 300 * time.Millisecond
 	forEachBackend(t, func(t *testing.T, s *server) {
-		im := impl(t, "redislock")
-		key := lockKey(t)
-		ls := s.nodes(t, im, key, ttl, 2)
-		actx, crash := context.WithCancel(holdCtx(t))
-		defer crash()
-		a := acquire(t, actx, ls[0], "node0:a")
+		// The refresh loop renews every ttl/2.
+		quietTry(t, ttl/2, func(t *testing.T, w *stallWatch) {
+			im := impl(t, "redislock")
+			key := lockKey(t)
+			ls := s.nodes(t, im, key, ttl, 2)
+			actx, crash := context.WithCancel(holdCtx(t))
+			defer crash()
+			w.start()
+			a := acquire(t, actx, ls[0], "node0:a")
 
-		time.Sleep(4 * ttl) // a slow holder: four leases
-		if got := s.pttl(t, key); got <= 0 {
-			t.Fatalf("PTTL %s = %d after %v: the refresh loop did not keep A's lease", key, got, 4*ttl)
-		}
-		mustNotAcquire(t, ls[1], "node1:b", refused)
+			time.Sleep(4 * ttl) // a slow holder: four leases
+			pttl := s.pttl(t, key)
+			errB := tryAcquire(t, ls[1], "node1:b", refused)
+			w.judge(t)
+			if pttl <= 0 {
+				t.Fatalf("PTTL %s = %d after %v: the refresh loop did not keep A's lease", key, pttl, 4*ttl)
+			}
+			checkRefused(t, "node1:b", errB)
 
-		crash() // A's client dies; its refresh loop must die with it
-		s.waitGone(t, key)
-		b := acquire(t, holdCtx(t), ls[1], "node1:b")
-		release(t, a, locks.ErrNotHeld)
-		release(t, b, nil)
+			crash() // A's client dies; its refresh loop must die with it
+			s.waitGone(t, key)
+			b := acquire(t, holdCtx(t), ls[1], "node1:b")
+			release(t, a, locks.ErrNotHeld)
+			release(t, b, nil)
+		})
 	})
 }
 
