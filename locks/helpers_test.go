@@ -222,6 +222,14 @@ func acquireWatched(t *testing.T, w *stallWatch, ctx context.Context, l locks.Lo
 func release(t *testing.T, lease locks.Lease, want error) {
 	t.Helper()
 	err := lease.Release(t.Context())
+	// A release whose server calls ran past the lock's own bound for
+	// them (redlock's share of a try, a tenth of the lease) on a machine
+	// standing still says nothing of who holds the lock: it is asked
+	// again, a few times, as a client would.
+	for try := 1; try < 5 && errors.Is(err, context.DeadlineExceeded) && t.Context().Err() == nil; try++ {
+		t.Logf("Release() = %v: asked again", err)
+		err = lease.Release(t.Context())
+	}
 	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
 		t.Errorf("Release() = %v, want %v", err, want)
 	}
