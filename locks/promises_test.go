@@ -1,6 +1,7 @@
 package locks_test
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"strings"
@@ -275,28 +276,31 @@ func TestBrokenPromisesCaught(t *testing.T) {
 		reason  string
 		// also is a built-in lock that must stay clean beside the team's.
 		also string
+		// seeds is how many seeds the row runs (0: three); a row whose
+		// every sale strikes for minutes runs one.
+		seeds uint64
 	}{
 		{"the renewal loop quits after two renewals", renewQuits, true, "slow-holder:for=5s:count=1", 2 * time.Second, 0,
 			func(r *reports.Run) bool { return r.Lock.Causes[checker.CauseRanOut] > 0 && r.Lock.Broken > 0 },
-			"lease ran out while its holder ran", ""},
+			"lease ran out while its holder ran", "", 0},
 		{"the token is read, then incremented in a second command", tokenLate, false, "pause-holder", 0, 0,
 			func(r *reports.Run) bool { return r.Lock.TokenClashes > 0 },
-			"fencing tokens broken", ""},
+			"fencing tokens broken", "", 0},
 		{"the release deletes without the owner check", releaseUnchecked, false, "pause-before-release", 0, 0,
 			func(r *reports.Run) bool { return r.Lock.Causes[checker.CauseLiveLease] > 0 && r.Lock.Broken > 0 },
-			"lease was live on the server", ""},
+			"lease was live on the server", "", 0},
 		{"a token equal to the last is accepted", tokenBehind, false, "pause-holder", 0, 0,
-			func(r *reports.Run) bool { return r.Data.Status != checker.OK }, "oversold", ""},
+			func(r *reports.Run) bool { return r.Data.Status != checker.OK }, "oversold", "", 0},
 		{"one release in fifty skips the owner check", releaseSometimes, false, "pause-before-release", 0, 6 * time.Minute,
 			func(r *reports.Run) bool { return r.Lock.Causes[checker.CauseLiveLease] > 0 && r.Lock.Broken > 0 },
-			"lease was live on the server", "lua"},
+			"lease was live on the server", "lua", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			bad, good := team("team-bug", tt.bug, true, tt.renews), team("team", correct, true, tt.renews)
-			judged := 0
-			for seed := uint64(1); seed <= 3; seed++ {
+			judged, seeds := 0, cmp.Or(tt.seeds, 3)
+			for seed := uint64(1); seed <= seeds; seed++ {
 				r, stood := saleFor(t, bad, tt.fault, tt.ttl, tt.timeout, seed)
 				if stood && !tt.caught(r) {
 					// A harness that stood still for a third of the lease
