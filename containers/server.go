@@ -151,7 +151,11 @@ func kill(ctx context.Context, ctr *testcontainers.DockerContainer) error {
 	if err := ctr.Stop(ctx, &grace); err != nil {
 		return fmt.Errorf("%w: restart: stop: %v", ErrDocker, err)
 	}
-	if err := ctr.Start(ctx); err != nil {
+	// Stopped, it must start again whatever becomes of ctx (a fault's,
+	// which ends with the sale), within a bound of its own.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+	defer cancel()
+	if err := ctr.Start(sctx); err != nil {
 		return fmt.Errorf("%w: restart: start: %v", ErrDocker, err)
 	}
 	return nil

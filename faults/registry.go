@@ -209,7 +209,7 @@ var (
 	// granted twice.
 	LoseQuorum Fault = &fault{
 		name:    "lose-quorum",
-		summary: "a majority of a replicated server's members (two of the three etcd members lockbench starts, the leader among them) stop (SIGSTOP) for longer than the lease, then resume: no leader, no commit, no lease runs out; buyers may give up, nothing may be granted twice",
+		summary: "a majority of a replicated server's members (two of the three etcd members lockbench starts, the leader among them) stop (SIGSTOP, or docker pause of their containers) for longer than the lease, then resume: no leader, no commit, no lease runs out; buyers may give up, nothing may be granted twice",
 		params:  []Param{pFor("how long the quorum is gone"), pOnce, pAfter, pEvery},
 		needs: func(t workload.Reach) error {
 			if t.Quorum == nil {

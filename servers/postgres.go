@@ -459,5 +459,7 @@ func (p *Postgres) Restart(ctx context.Context) error {
 	}
 	p.kill(syscall.SIGKILL)
 	p.proc = nil
-	return p.spawn(ctx)
+	// Killed, it must come back whatever becomes of ctx (a fault's, which
+	// ends with the sale): the start's own timeout bounds the wait.
+	return p.spawn(context.WithoutCancel(ctx))
 }

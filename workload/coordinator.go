@@ -236,8 +236,7 @@ func (co *coordinator) launch(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, rn := range co.nodes {
 		wg.Add(1)
-		co.r.goSafe(func() {
-			defer wg.Done()
+		co.r.goGroup(&wg, func() {
 			errs[i] = rn.incarnate(ctx, hellos[i])
 		})
 	}
@@ -1038,8 +1037,7 @@ func (co *coordinator) close() {
 	for _, rn := range co.nodes {
 		l, proc, _ := rn.current()
 		wg.Add(1)
-		co.r.goSafe(func() {
-			defer wg.Done()
+		co.r.goGroup(&wg, func() {
 			if l != nil {
 				l.Close()
 			}

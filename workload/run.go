@@ -256,6 +256,10 @@ type run struct {
 // (crash), never the process.
 func (r *run) goSafe(f func()) { safego.Go(r.crash, f) }
 
+// goGroup is goSafe for a goroutine wg waits for (wg.Add done by the
+// caller): wg.Done comes after a panic is reported.
+func (r *run) goGroup(wg *sync.WaitGroup, f func()) { safego.GoGroup(wg, r.crash, f) }
+
 // crash ends the run for err, a panic in one of its goroutines (a bug of
 // lockbench's, or of the lock or sale it runs): the first is kept, the
 // run's context ends, and Run returns what was recorded with the panic
@@ -607,15 +611,13 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 	defer stopFaults()
 	if r.cfg.Injector != nil {
 		workers.Add(1)
-		r.goSafe(func() {
-			defer workers.Done()
+		r.goGroup(&workers, func() {
 			r.cfg.Injector.Run(fctx, r.controls)
 		})
 	}
 	if r.cfg.Progress != nil {
 		workers.Add(1)
-		r.goSafe(func() {
-			defer workers.Done()
+		r.goGroup(&workers, func() {
 			r.tickProgress(fctx)
 		})
 	}
@@ -670,8 +672,7 @@ func (r *run) startWorkers(ctx context.Context, n *node, size int, clients *sync
 	n.queue = make(chan int32, size)
 	for w := 0; w < r.cfg.Workers; w++ {
 		clients.Add(1)
-		r.goSafe(func() {
-			defer clients.Done()
+		r.goGroup(clients, func() {
 			for c := range n.queue {
 				r.client(ctx, n, c)
 			}
@@ -686,8 +687,7 @@ func (r *run) serve(ctx context.Context, n *node, c int32, clients *sync.WaitGro
 		return
 	}
 	clients.Add(1)
-	r.goSafe(func() {
-		defer clients.Done()
+	r.goGroup(clients, func() {
 		r.client(ctx, n, c)
 	})
 }

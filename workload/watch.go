@@ -69,8 +69,7 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 		// One ping at a time: a hung server holds it until its timeout.
 		if pinging.CompareAndSwap(false, true) {
 			pings.Add(1)
-			r.goSafe(func() {
-				defer pings.Done()
+			r.goGroup(&pings, func() {
 				defer pinging.Store(false)
 				pctx, cancel := context.WithTimeout(ctx, r.lostAfter())
 				defer cancel()

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 )
 
 // ErrPanic is what the error of a recovered panic wraps (errors.Is).
@@ -33,9 +34,22 @@ func (p *Panic) Unwrap() error { return ErrPanic }
 
 // Go runs f in a goroutine of its own. A panic in f is recovered and
 // handed to report as a *Panic, and the goroutine ends; f's own deferred
-// calls (a WaitGroup's Done) have run by then.
+// calls have run by then, so a goroutine a WaitGroup waits for starts
+// with GoGroup.
 func Go(report func(error), f func()) {
 	go func() {
+		defer Recover(report)
+		f()
+	}()
+}
+
+// GoGroup is Go for a goroutine a WaitGroup waits for (wg.Add done by
+// the caller): wg.Done runs after report, so that whoever waits on wg and
+// then asks whether a goroutine panicked is told. A Done deferred inside f
+// would run before the panic is reported.
+func GoGroup(wg *sync.WaitGroup, report func(error), f func()) {
+	go func() {
+		defer wg.Done()
 		defer Recover(report)
 		f()
 	}()

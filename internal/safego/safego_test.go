@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -66,5 +67,21 @@ func TestCall(t *testing.T) {
 	Call(func(err error) { got = err }, func() { panic("in the caller's goroutine") })
 	if !errors.Is(got, ErrPanic) || !strings.Contains(got.Error(), "in the caller's goroutine") {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// TestGoGroupReportsBeforeDone: whoever waits on the group and then asks
+// whether a goroutine panicked is told, every time: the panic is reported
+// before the group's Done.
+func TestGoGroupReportsBeforeDone(t *testing.T) {
+	for range 100 {
+		var wg sync.WaitGroup
+		var got atomic.Pointer[error]
+		wg.Add(1)
+		GoGroup(&wg, func(err error) { got.Store(&err) }, func() { panic("boom") })
+		wg.Wait()
+		if p := got.Load(); p == nil || !errors.Is(*p, ErrPanic) {
+			t.Fatalf("after Wait the panic was not reported: %v", p)
+		}
 	}
 }

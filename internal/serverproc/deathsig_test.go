@@ -52,14 +52,19 @@ func TestServerDiesWithParent(t *testing.T) {
 		parent.Process.Kill()
 		t.Fatalf("the parent printed %q, not a pid", line)
 	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	if !alive(pid) {
 		t.Fatalf("server %d is not running before its parent is killed", pid)
 	}
 	parent.Process.Kill()
 	parent.Wait()
 	// The kernel sends the signal as the parent exits; the test's own
-	// timeout bounds the wait, not a clock here.
+	// deadline bounds the wait, not a clock here.
+	deadline, bounded := t.Deadline()
 	for alive(pid) {
+		if bounded && time.Until(deadline) < 30*time.Second {
+			t.Fatalf("server %d still runs after its parent was killed", pid)
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }

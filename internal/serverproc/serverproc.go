@@ -40,6 +40,10 @@ func Start(cmd *exec.Cmd) (*Proc, error) {
 	// A server dies with the process that started it, even one killed
 	// with no chance to stop its servers (SIGKILL, a test binary's
 	// timeout): no orphan keeps its port, its memory and its processor.
+	// Linux sends it when the thread that started the server ends, which
+	// in Go is the process's end: the runtime ends a thread only under a
+	// goroutine that locked it (runtime.LockOSThread) and ended so, and
+	// none calls Start.
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

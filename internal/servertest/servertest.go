@@ -131,12 +131,14 @@ func PostgresUser(t testing.TB, p *servers.Postgres, user, password, db string) 
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	for _, q := range []string{
-		"CREATE ROLE " + pgx.Identifier{user}.Sanitize() + " LOGIN PASSWORD '" + strings.ReplaceAll(password, "'", "''") + "'",
-		"CREATE DATABASE " + pgx.Identifier{db}.Sanitize() + " OWNER " + pgx.Identifier{user}.Sanitize(),
+	for _, q := range []struct{ what, sql string }{
+		{"create role " + user, "CREATE ROLE " + pgx.Identifier{user}.Sanitize() + " LOGIN PASSWORD '" + strings.ReplaceAll(password, "'", "''") + "'"},
+		{"create database " + db, "CREATE DATABASE " + pgx.Identifier{db}.Sanitize() + " OWNER " + pgx.Identifier{user}.Sanitize()},
 	} {
-		if _, err := c.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+		// The statement itself carries the password: only what it does
+		// is named.
+		if _, err := c.Exec(ctx, q.sql); err != nil {
+			t.Fatalf("%s: %v", q.what, err)
 		}
 	}
 	var hba string
