@@ -185,8 +185,20 @@ func TestRedlockBugsCaught(t *testing.T) {
 				if len(h.Faults) == 0 {
 					t.Fatalf("seed %d: %s never fired", seed, tt.spec)
 				}
-				caught := rep.Lock.Causes[checker.CauseLiveLease] > 0 && rep.Lock.Broken > 0 && !rep.Pass
-				if hl := h.Header.Health; !caught && (hl == nil || 3*max(hl.StallMax, hl.SchedMax) >= h.Header.Lease) {
+				// Caught: the run fails on an overlap charged to the lock (a
+				// live lease broken), or on the oversell the overlap made,
+				// which the correct copy never shows under the same fault.
+				// The history cannot always tell which of two holders was
+				// granted first, so the overlap itself may read as a lease
+				// that ran out during the pause (seen once in a CI-like
+				// run): the oversell then proves the bug.
+				// An oversell counts only where the harness did not stand
+				// still itself.
+				hl := h.Header.Health
+				stood := hl == nil || 3*max(hl.StallMax, hl.SchedMax) >= h.Header.Lease
+				broke := rep.Lock.Causes[checker.CauseLiveLease] > 0 && rep.Lock.Broken > 0
+				caught := !rep.Pass && rep.Lock.Overlaps > 0 && (broke || !stood && rep.Data.Status == checker.Violated)
+				if !caught && stood {
 					// Stalls of a third of the lease widen what a live
 					// lease must be proved by past what the history shows:
 					// never blamed on the lock, and not judged.
@@ -201,8 +213,8 @@ func TestRedlockBugsCaught(t *testing.T) {
 				if len(h.Faults) == 0 {
 					t.Fatalf("seed %d: %s never fired on the correct copy", seed, tt.spec)
 				}
-				hl := h.Header.Health
-				stood := hl == nil || 3*max(hl.StallMax, hl.SchedMax) >= h.Header.Lease
+				hl = h.Header.Health
+				stood = hl == nil || 3*max(hl.StallMax, hl.SchedMax) >= h.Header.Lease
 				if rep.Lock.Broken > 0 || rep.Lock.Causes[checker.CauseLiveLease] > 0 || !stood && rep.Data.Status == checker.Violated {
 					t.Errorf("seed %d: the correct copy failed under %s (%d overlaps, causes %v, data %s)\nreasons: %q", seed, tt.spec, rep.Lock.Overlaps, rep.Lock.Causes, rep.Data.Status, rep.Reasons)
 				}
