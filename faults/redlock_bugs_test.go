@@ -36,11 +36,11 @@ var voteUnlock = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// voteLocker is redlock's shape in test code, with bug. It differs from
-// locks' redlock in one place besides the bug: the probe between votes
-// (locks.Acquiring) comes only right after the vote that made the
-// majority, when votes are left: a pause there is the one that ages a
-// majority already won, and only one holder reaches it at a time.
+// voteLocker is redlock's shape in test code, with bug. As in locks'
+// redlock, the probe between votes (locks.Acquiring) comes only right
+// after the vote that made the majority, when votes are left: a pause
+// there is the one that ages a majority already won, and only one holder
+// reaches it at a time.
 type voteLocker struct {
 	env locks.Env
 	ttl time.Duration

@@ -112,10 +112,16 @@ func (l *redlockLocker) tryOnce(ctx context.Context, owner string) (Lease, error
 		if failed > len(l.servers)-q || ctx.Err() != nil {
 			break
 		}
-		if i < len(l.servers)-1 {
-			// Between two votes: a pause here eats the validity the
-			// round has left (the votes won so far age on their
-			// servers), which the validity computed below must account.
+		if won == q && i < len(l.servers)-1 {
+			// Right after the vote that made the majority, with votes
+			// left: a pause here eats the validity the round has left
+			// (the votes won age on their servers), which the validity
+			// computed below must account. Only a client holding a
+			// majority reaches it, so no other client of its node holds
+			// the lock when a pause of the node strikes it there; a probe
+			// after any vote would also stop, with the whole node, a
+			// holder already inside its critical section: the lease's
+			// known limit, not the votes'.
 			if err := l.env.probe(ctx, Acquiring); err != nil {
 				return nil, err
 			}
