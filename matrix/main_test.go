@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/lockbench/lockbench/harness"
@@ -16,10 +17,11 @@ type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
 
-// TestMain runs four subtests at once (the default is one per core): the
-// truth table's cells spend most of their time waiting on faults and
-// leases, not on the processor. The MariaDB server the MySQL cells share
-// is stopped at the end.
+// TestMain runs as many subtests at once as the truth table has slots
+// (truthParallel; the default is one per core): the table's cells spend
+// most of their time waiting on faults and leases, not on the processor,
+// and their slots bound them. The MariaDB server the MySQL cells share is
+// stopped at the end.
 func TestMain(m *testing.M) {
 	if harness.IsNode(os.Args[1:]) {
 		// A node of a process cell: this binary is its own node.
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 	redis.SetLogger(quietRedis{})
 	flag.Parse()
 	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == f.DefValue {
-		f.Value.Set("4")
+		f.Value.Set(strconv.Itoa(truthParallel()))
 	}
 	os.Exit(mysqltest.Main(m))
 }
