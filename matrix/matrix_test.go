@@ -3,7 +3,6 @@ package matrix_test
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -117,23 +116,14 @@ var kindSlots = map[string]int{"embedded": 2, "redis": 3, "sentinel": 2, "proces
 const otherSlots = 2
 
 // truthParallel is how many tests go test runs at once in this package:
-// every slot of the kinds the table runs on (LOCKBENCH_TRUTH_KINDS, or
-// all of them) and of the other servers, so that each kind's cells run
-// beside the others' from the start. A cell waiting for its kind's slot
-// holds one of go test's, and with fewer, the cells of one kind took them
-// all while the kinds queued behind it waited: the process kind's cells
-// began 24 minutes into a 31-minute run of the table at load 4, on a
-// machine that was 30% idle.
+// every cell of every kind, so that the slots alone (kindSlots,
+// otherSlots) bound how many run. A cell waiting for its slot holds one
+// of go test's, and with fewer, the cells of the kind that reached
+// t.Parallel first took them all while the other kinds waited behind
+// them: with four, the process kind's cells began 24 minutes into a
+// 31-minute run of the table, on a machine 30% idle (load 4).
 func truthParallel() int {
-	kinds, err := chosenKinds()
-	if err != nil || kinds == nil {
-		kinds = slices.Collect(maps.Keys(kindSlots))
-	}
-	n := otherSlots
-	for _, k := range kinds {
-		n += kindSlots[k]
-	}
-	return n
+	return len(matrix.Truth()) * len(kindSlots)
 }
 
 // processFaults are the faults whose cells the process kind runs: those
