@@ -170,35 +170,33 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 	h.Ops = make([]Op, 0, prealloc(&h.Header, size))
 	var tr *Trailer
 	var records int64 // where the trailer's line starts: the records end there
+	ops := newOpDecoders()
+	defer ops.close()
 	line := 1
-	for sc.Scan() {
+	for sc.Scan() && !ops.failed.Load() {
 		line++
 		b := sc.Bytes()
 		if tr != nil {
-			return nil, fmt.Errorf("%w: line %d follows the trailer", ErrFormat, line)
+			return nil, ops.first(h, fmt.Errorf("%w: line %d follows the trailer", ErrFormat, line))
 		}
 		if bytes.HasPrefix(b, trailerPrefix) {
 			if len(b) >= maxTrailer {
-				return nil, fmt.Errorf("%w: line %d: bad trailer: %d bytes, at most %d", ErrFormat, line, len(b), maxTrailer-1)
+				return nil, ops.first(h, fmt.Errorf("%w: line %d: bad trailer: %d bytes, at most %d", ErrFormat, line, len(b), maxTrailer-1))
 			}
 			var t trailerLine
 			if err := strict(b, &t); err != nil || t.Trailer == nil {
-				return nil, fmt.Errorf("%w: line %d: bad trailer: %v", ErrFormat, line, err)
+				return nil, ops.first(h, fmt.Errorf("%w: line %d: bad trailer: %v", ErrFormat, line, err))
 			}
 			tr, records = t.Trailer, sc.start
 			continue
 		}
-		h.Ops = append(h.Ops, Op{})
-		op := &h.Ops[len(h.Ops)-1]
-		if !decodeOp(b, op) {
-			*op = Op{}
-			if err := strict(b, op); err != nil {
-				return nil, fmt.Errorf("%w: operation %d (line %d): %v", ErrFormat, len(h.Ops), line, err)
-			}
-		}
+		ops.add(h, b, line)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line+1, err)
+		return nil, ops.first(h, fmt.Errorf("%w: line %d: %v", ErrFormat, line+1, err))
+	}
+	if err := ops.wait(h); err != nil {
+		return nil, err
 	}
 	switch {
 	case tr == nil:
