@@ -57,9 +57,11 @@ type opDecoder struct {
 
 // space skips JSON whitespace.
 func (d *opDecoder) space() {
-	for d.i < len(d.b) && isSpace[d.b[d.i]] {
-		d.i++
+	b, i := d.b, d.i
+	for i < len(b) && isSpace[b[i]] {
+		i++
 	}
+	d.i = i
 }
 
 // isSpace marks JSON's whitespace.
@@ -85,15 +87,16 @@ func (d *opDecoder) name() ([]byte, bool) {
 	if !d.byte('"') {
 		return nil, false
 	}
-	from := d.i
-	for d.i < len(d.b) && plainName[d.b[d.i]] {
-		d.i++
+	b, from := d.b, d.i
+	i := from // in a local, not d.i: the loop runs in registers
+	for i < len(b) && plainName[b[i]] {
+		i++
 	}
-	if d.i == len(d.b) || d.b[d.i] != '"' {
+	if i == len(b) || b[i] != '"' {
 		return nil, false // an escape, a control byte, non-ASCII, or no end
 	}
-	d.i++
-	return d.b[from : d.i-1], true
+	d.i = i + 1
+	return b[from:i], true
 }
 
 // plainName marks the bytes a name may hold: printable ASCII but the
@@ -131,17 +134,19 @@ func (d *opDecoder) int(lo, hi int64) (int64, bool) {
 // uint reads the digits of a non-negative integer that fits a uint64,
 // in JSON's grammar, with no fraction or exponent.
 func (d *opDecoder) uint() (uint64, bool) {
-	from := d.i
+	b, from := d.b, d.i
+	i := from // in a local, not d.i: the loop runs in registers
 	var u uint64
-	for d.i < len(d.b) {
-		c := d.b[d.i] - '0'
+	for i < len(b) {
+		c := b[i] - '0'
 		if c > 9 {
 			break
 		}
 		u = u*10 + uint64(c) // cannot wrap within maxDigits digits
-		d.i++
+		i++
 	}
-	n := d.i - from
+	d.i = i
+	n := i - from
 	if n == 0 || (n > 1 && d.b[from] == '0') {
 		return 0, false
 	}
