@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -95,7 +94,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	opts := checker.Options{Timeout: *timeout}
 	result := &reports.Result{Schema: reports.SchemaVersion, Version: buildVersion()}
 	for _, f := range files {
-		h, err := readHeld(key, f)
+		h, err := key.ReadFileHeld(f)
 		if err == nil {
 			err = history.CheckClock(h, int64(*clockError))
 		}
@@ -114,23 +113,6 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return finish(context.Background(), result, "", *asJSON, detailOf(*verbose), stdout)
-}
-
-// readHeld reads the history at path with the garbage collector held
-// off, within a memory limit of three times the file and 256 MiB: what
-// a history's reading allocates is its operations, all live, and a
-// collection while they are filled reads the pages not yet written,
-// which costs each of them a second fault (a third of the reading's
-// system time on the 1M-buyer history). Beyond the limit the collector
-// runs all the same.
-func readHeld(key history.Key, path string) (*history.History, error) {
-	limit := int64(256 << 20)
-	if st, err := os.Stat(path); err == nil {
-		limit += 3 * st.Size()
-	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	return key.ReadFile(path)
 }
 
 // startCPUProfile starts a CPU profile written to path; stop ends it

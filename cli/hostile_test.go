@@ -3,7 +3,6 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,19 +176,4 @@ func TestSignedMatrixHistory(t *testing.T) {
 		{[]string{"check", edited, "--sign-key=file:" + keyFile}, "the file was edited or corrupted"},
 		{[]string{"check", mended, "--sign-key=file:" + keyFile}, "not signed"},
 	})
-}
-
-// TestReadHeldRestoresCollector: reading a history holds the garbage
-// collector off only while it reads, whether the history is read or
-// refused.
-func TestReadHeldRestoresCollector(t *testing.T) {
-	for _, name := range []string{"overlap", "items-maxint"} {
-		pct := debug.SetGCPercent(77)
-		limit := debug.SetMemoryLimit(1 << 40)
-		_, err := readHeld(nil, hostile(name))
-		gotPct, gotLimit := debug.SetGCPercent(pct), debug.SetMemoryLimit(limit)
-		if gotPct != 77 || gotLimit != 1<<40 {
-			t.Errorf("%s (read: %v): GC percent %d, memory limit %d after reading; want 77, %d", name, err, gotPct, gotLimit, int64(1<<40))
-		}
-	}
 }
