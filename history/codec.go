@@ -171,7 +171,7 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 	h.Ops = make([]Op, 0, prealloc(&h.Header, size))
 	var tr *Trailer
 	var records int64 // where the trailer's line starts: the records end there
-	ops := newOpDecoders()
+	ops := newOpDecoders(h)
 	defer ops.close()
 	line := 1
 	for sc.Scan() && !ops.failed.Load() {
@@ -208,7 +208,7 @@ func (k Key) read(r io.Reader, size int64) (*History, error) {
 	if err := k.verify(h, tr, dg.Sum(records)); err != nil {
 		return nil, err
 	}
-	if err := Validate(h); err != nil {
+	if err := validate(h, ops.validFrom(h)); err != nil {
 		return nil, err
 	}
 	if err := CheckCoverage(h); err != nil {

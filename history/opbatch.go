@@ -50,12 +50,20 @@ type opDecoders struct {
 	mu      sync.Mutex
 	errLine int
 	err     error
+
+	// Each operation is validated as it is decoded (validItem), so that
+	// Read's validation starts at the first found invalid.
+	items   int
+	eps     int64
+	invalid int // the first operation found invalid; -1 for none
 }
 
-// newOpDecoders starts the workers; close stops them.
-func newOpDecoders() *opDecoders {
+// newOpDecoders starts the workers decoding the operations of h, whose
+// header is read; close stops them.
+func newOpDecoders(h *History) *opDecoders {
 	n := min(runtime.GOMAXPROCS(0), maxDecoders)
-	d := &opDecoders{work: make(chan *opBatch, n), free: make(chan *opBatch, 2*n+1)}
+	d := &opDecoders{work: make(chan *opBatch, n), free: make(chan *opBatch, 2*n+1),
+		items: h.Header.ItemCount(), eps: h.Header.ClockError, invalid: -1}
 	d.workers.Add(n)
 	for range n {
 		go d.run()
@@ -77,9 +85,7 @@ func (d *opDecoders) add(h *History, b []byte, line int) {
 	i := len(h.Ops) - 1
 	if len(b) > bigLine {
 		d.flush(h)
-		if err := decodeLine(b, &h.Ops[i]); err != nil {
-			d.fail(line, i, err)
-		}
+		d.decode(b, h.Ops[i:i+1], i, line)
 		return
 	}
 	if d.cur == nil {
@@ -141,8 +147,7 @@ func (d *opDecoders) run() {
 	for c := range d.work {
 		from := 0
 		for k, end := range c.ends {
-			if err := decodeLine(c.buf[from:end], &c.ops[k]); err != nil {
-				d.fail(c.line+k, c.first+k, err)
+			if !d.decode(c.buf[from:end], c.ops[k:k+1], c.first+k, c.line+k) {
 				break
 			}
 			from = end
@@ -154,6 +159,35 @@ func (d *opDecoders) run() {
 		}
 		d.pending.Done()
 	}
+}
+
+// decode decodes line b, the file's line number line, into op[0], the
+// history's operation i, and validates it; it reports false if the line
+// failed.
+func (d *opDecoders) decode(b []byte, op []Op, i, line int) bool {
+	if err := decodeLine(b, &op[0]); err != nil {
+		d.fail(line, i, err)
+		return false
+	}
+	if validItem(&op[0], d.items, d.eps) != nil {
+		d.mu.Lock()
+		if d.invalid < 0 || i < d.invalid {
+			d.invalid = i
+		}
+		d.mu.Unlock()
+	}
+	return true
+}
+
+// validFrom is where the operations' validation is to start: the first
+// operation found invalid, or past the last.
+func (d *opDecoders) validFrom(h *History) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.invalid < 0 {
+		return len(h.Ops)
+	}
+	return d.invalid
 }
 
 // fail records that line, operation i, failed with err, if no earlier

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,5 +127,27 @@ func TestReadBatchedNamesFirst(t *testing.T) {
 				t.Fatalf("Read = %v; want ErrFormat saying %q", err, want)
 			}
 		})
+	}
+}
+
+// TestReadBatchedValidatesFirst: operations validated by the workers as
+// they decode them are refused naming the first invalid one of the file,
+// as Validate names it.
+func TestReadBatchedValidatesFirst(t *testing.T) {
+	h := batchedHistory(3 * batchLines)
+	negative := func(l string) string { return regexp.MustCompile(`"end":\d+`).ReplaceAllString(l, `"end":-1`) }
+	for _, bad := range [][]int{{5}, {6000, 2500}, {4000, 3000}} {
+		lines := historyLines(t, h)
+		lines = lines[:len(lines)-1]
+		for _, i := range bad {
+			lines[i] = negative(lines[i])
+		}
+		lines[3000] = longLine(lines[3000]) // decoded by the reader itself
+		first := slices.Min(bad)
+		_, err := readBoth(t, rewrite(t, lines))
+		want := fmt.Sprintf("operation %d (client %d, attempt %d): end is negative (-1)", first, h.Ops[first-1].Client, h.Ops[first-1].Attempt)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), want) {
+			t.Errorf("invalid operations %v: Read = %v; want ErrFormat saying %q", bad, err, want)
+		}
 	}
 }
