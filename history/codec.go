@@ -305,8 +305,8 @@ func (k Key) ReadFile(path string) (*History, error) {
 
 // ReadFileHeld reads the history at path as ReadFile does, with the
 // garbage collector held off while it reads, within a memory limit of
-// three times the file and 256 MiB (beyond it the collector runs all the
-// same), both restored after. What reading allocates is the history's
+// three times the file and 256 MiB, or the process's own if lower
+// (beyond it the collector runs all the same), both restored after. What reading allocates is the history's
 // operations, all live: a collection while they are filled reads the
 // pages not yet written, which costs each of them a second fault (a
 // third of the system time of reading the 1M-buyer history). The
@@ -315,9 +315,10 @@ func (k Key) ReadFile(path string) (*History, error) {
 func (k Key) ReadFileHeld(path string) (*History, error) {
 	limit := int64(256 << 20)
 	if st, err := os.Stat(path); err == nil {
-		limit += 3 * st.Size()
+		limit += 3 * min(st.Size(), 1<<40)
 	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	own := debug.SetMemoryLimit(-1) // a negative limit reads it
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(own, limit)))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	return k.ReadFile(path)
 }

@@ -289,6 +289,12 @@ func TestReadFileHeldRestoresCollector(t *testing.T) {
 		if gotPct != 77 || gotLimit != 1<<40 {
 			t.Errorf("%s: GC percent %d, memory limit %d after reading; want 77, %d", name, gotPct, gotLimit, int64(1<<40))
 		}
+		// A process's own limit, lower than the reader's, is kept.
+		debug.SetMemoryLimit(64 << 20)
+		if _, err := Key(nil).ReadFileHeld(path); err == nil && debug.SetMemoryLimit(limit) != 64<<20 {
+			t.Errorf("%s: a memory limit of 64 MiB was not restored", name)
+		}
+		debug.SetMemoryLimit(limit)
 		want, wantErr := ReadFile(path)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(h, want) {
 			t.Errorf("%s: ReadFileHeld = %v, ReadFile = %v", name, err, wantErr)
