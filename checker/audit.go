@@ -2,6 +2,7 @@ package checker
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 
@@ -322,12 +323,10 @@ func checkLiveness(h *history.History) Liveness {
 	l := Liveness{Status: OK, CutShort: h.Header.CutShort, CutBy: h.Header.CutBy}
 	newer := newerTokens(h)
 	illegit := make(map[int]bool)
-	last := make(map[int32]int, len(h.Ops))
+	last := newLastAttempts(h)
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if j, ok := last[op.Client]; !ok || op.Attempt > h.Ops[j].Attempt {
-			last[op.Client] = i
-		}
+		last.see(h, i)
 		if op.Write != history.Refused {
 			continue
 		}
@@ -350,7 +349,7 @@ func checkLiveness(h *history.History) Liveness {
 		l.Refused++
 		illegit[i] = true
 	}
-	for _, i := range last {
+	for i := range last.all() {
 		op := &h.Ops[i]
 		switch op.Outcome {
 		case history.Unknown:
@@ -435,4 +434,56 @@ func (t tokens) before(tok uint64, at int64) (uint64, int64, bool) {
 		return 0, 0, false
 	}
 	return t.firstTok[k], t.first[k], true
+}
+
+// lastAttempts is the last attempt of each buyer: a slice by buyer where
+// every buyer is within the header's and the header declares no more
+// buyers than there are operations (a history read from a file always
+// does), a map otherwise.
+type lastAttempts struct {
+	by    []int // index+1 of the buyer's last attempt's operation; 0 for none yet
+	other map[int32]int
+}
+
+// newLastAttempts makes room for the buyers of h.
+func newLastAttempts(h *history.History) *lastAttempts {
+	if h.Header.Clients > len(h.Ops) {
+		return &lastAttempts{other: make(map[int32]int)}
+	}
+	for i := range h.Ops {
+		if c := h.Ops[i].Client; c < 0 || int(c) >= h.Header.Clients {
+			return &lastAttempts{other: make(map[int32]int)}
+		}
+	}
+	return &lastAttempts{by: make([]int, h.Header.Clients)}
+}
+
+// see keeps operation i if it is its buyer's latest attempt so far.
+func (l *lastAttempts) see(h *history.History, i int) {
+	op := &h.Ops[i]
+	if l.other != nil {
+		if j, ok := l.other[op.Client]; !ok || op.Attempt > h.Ops[j].Attempt {
+			l.other[op.Client] = i
+		}
+		return
+	}
+	if j := l.by[op.Client] - 1; j < 0 || op.Attempt > h.Ops[j].Attempt {
+		l.by[op.Client] = i + 1
+	}
+}
+
+// all yields the operation of every buyer's last attempt.
+func (l *lastAttempts) all() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, i := range l.other {
+			if !yield(i) {
+				return
+			}
+		}
+		for _, j := range l.by {
+			if j > 0 && !yield(j-1) {
+				return
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/lockbench/lockbench/checker"
@@ -35,6 +36,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	verbose := fs.BoolP("verbose", "v", false, "say every note in full under the table (by default they are folded into one line per kind)")
 	signKey := fs.String("sign-key", "", "verify each history's signature with this key, given as file:PATH or env:NAME (never the key itself); a history not signed with it is refused")
 	clockError := fs.Duration("clock-error", 0, "accept a history whose header claims a clock error up to this, larger than its run measured")
+	cpuprofile := fs.String("cpuprofile", "", "write a Go CPU profile of the check, reading included, to this file (go tool pprof)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -82,10 +84,17 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			return filepath.Join(*visualize, strings.TrimSuffix(filepath.Base(f), ".history.jsonl")+".porcupine.html")
 		}
 	}
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return flagErr("cpuprofile", err)
+		}
+		defer stop()
+	}
 	opts := checker.Options{Timeout: *timeout}
 	result := &reports.Result{Schema: reports.SchemaVersion, Version: buildVersion()}
 	for _, f := range files {
-		h, err := key.ReadFile(f)
+		h, err := key.ReadFileHeld(f)
 		if err == nil {
 			err = history.CheckClock(h, int64(*clockError))
 		}
@@ -104,6 +113,20 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return finish(context.Background(), result, "", *asJSON, detailOf(*verbose), stdout)
+}
+
+// startCPUProfile starts a CPU profile written to path; stop ends it
+// and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func writeVisualization(path string, h *history.History, opts checker.Options) error {

@@ -57,6 +57,11 @@ func FuzzDecodeOp(f *testing.F) {
 		`{"token":18446744073709551615}`, `{"token":18446744073709551616}`, `{"stock":-9223372036854775808}`,
 		`{"Client":1}`, `{"client":null}`, `{"outcome":"sold"}`, `{"outcome":"s\u006fld"}`, `{"shared":true,"lost":false}`,
 		`{"client":1}}`, `{"client":1,}`, `{"client":1} x`, `{"end":1,"end":2}`,
+		// Around the digits that cannot overflow (19) and the names'
+		// byte table (DEL, a tab, a byte above ASCII).
+		`{"token":9999999999999999999}`, `{"token":10000000000000000000}`, `{"token":99999999999999999999}`,
+		`{"token":184467440737095516150}`, `{"end":-9223372036854775809}`, `{"end":0009}`,
+		"{\"end\x7f\":1}", "{\"en\td\":1}", "{\"end\xc3\xa9\":1}", "{\"end\":1,\t\"start\" :\r\n2}",
 	} {
 		f.Add([]byte(l))
 	}

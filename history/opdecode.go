@@ -57,15 +57,15 @@ type opDecoder struct {
 
 // space skips JSON whitespace.
 func (d *opDecoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
+	b, i := d.b, d.i
+	for i < len(b) && isSpace[b[i]] {
+		i++
 	}
+	d.i = i
 }
+
+// isSpace marks JSON's whitespace.
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // byte consumes c if it is next.
 func (d *opDecoder) byte(c byte) bool {
@@ -87,20 +87,26 @@ func (d *opDecoder) name() ([]byte, bool) {
 	if !d.byte('"') {
 		return nil, false
 	}
-	from := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			return d.b[from : d.i-1], true
-		case c < 0x20 || c == '\\' || c >= 0x80:
-			return nil, false
-		}
-		d.i++
+	b, from := d.b, d.i
+	i := from // in a local, not d.i: the loop runs in registers
+	for i < len(b) && plainName[b[i]] {
+		i++
 	}
-	return nil, false
+	if i == len(b) || b[i] != '"' {
+		return nil, false // an escape, a control byte, non-ASCII, or no end
+	}
+	d.i = i + 1
+	return b[from:i], true
 }
+
+// plainName marks the bytes a name may hold: printable ASCII but the
+// quote and the backslash.
+var plainName = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // int reads an integer within [lo, hi], in JSON's grammar (no leading
 // zero, no plus sign), with no fraction or exponent.
@@ -128,22 +134,48 @@ func (d *opDecoder) int(lo, hi int64) (int64, bool) {
 // uint reads the digits of a non-negative integer that fits a uint64,
 // in JSON's grammar, with no fraction or exponent.
 func (d *opDecoder) uint() (uint64, bool) {
-	from := d.i
+	b, from := d.b, d.i
+	i := from // in a local, not d.i: the loop runs in registers
 	var u uint64
-	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-		c := uint64(d.b[d.i] - '0')
+	for i < len(b) {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c) // cannot wrap within maxDigits digits
+		i++
+	}
+	d.i = i
+	n := i - from
+	if n == 0 || (n > 1 && d.b[from] == '0') {
+		return 0, false
+	}
+	if n > maxDigits {
+		var ok bool
+		if u, ok = wideUint(d.b[from:d.i]); !ok {
+			return 0, false
+		}
+	}
+	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		return 0, false
+	}
+	return u, true
+}
+
+// maxDigits is the most decimal digits that cannot overflow a uint64
+// (10^19-1 < 2^64-1).
+const maxDigits = 19
+
+// wideUint reads digits, more than maxDigits of them, reporting false if
+// their value does not fit a uint64.
+func wideUint(digits []byte) (uint64, bool) {
+	var u uint64
+	for _, ch := range digits {
+		c := uint64(ch - '0')
 		if u > (math.MaxUint64-c)/10 {
 			return 0, false
 		}
 		u = u*10 + c
-		d.i++
-	}
-	n := d.i - from
-	if n == 0 || (n > 1 && d.b[from] == '0') {
-		return 0, false
-	}
-	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
-		return 0, false
 	}
 	return u, true
 }

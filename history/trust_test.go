@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -271,5 +273,31 @@ func TestDigestWhateverTheReads(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestReadFileHeldRestoresCollector: ReadFileHeld holds the garbage
+// collector off only while it reads, whether the history is read or
+// refused, and reads what ReadFile reads.
+func TestReadFileHeldRestoresCollector(t *testing.T) {
+	for _, name := range []string{"ok.jsonl", "bad-negative.jsonl"} {
+		path := filepath.Join("testdata", name)
+		pct := debug.SetGCPercent(77)
+		limit := debug.SetMemoryLimit(1 << 40)
+		h, err := Key(nil).ReadFileHeld(path)
+		gotPct, gotLimit := debug.SetGCPercent(pct), debug.SetMemoryLimit(limit)
+		if gotPct != 77 || gotLimit != 1<<40 {
+			t.Errorf("%s: GC percent %d, memory limit %d after reading; want 77, %d", name, gotPct, gotLimit, int64(1<<40))
+		}
+		// A process's own limit, lower than the reader's, is kept.
+		debug.SetMemoryLimit(64 << 20)
+		if _, err := Key(nil).ReadFileHeld(path); err == nil && debug.SetMemoryLimit(limit) != 64<<20 {
+			t.Errorf("%s: a memory limit of 64 MiB was not restored", name)
+		}
+		debug.SetMemoryLimit(limit)
+		want, wantErr := ReadFile(path)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(h, want) {
+			t.Errorf("%s: ReadFileHeld = %v, ReadFile = %v", name, err, wantErr)
+		}
 	}
 }

@@ -15,16 +15,16 @@ import "fmt"
 // exact whatever the clock error; its arrival is the coordinator's
 // schedule, so with a clock error ε (Header.ClockError) a step may seem
 // up to ε earlier than the arrival.
-func Validate(h *History) error {
+func Validate(h *History) error { return validate(h, 0) }
+
+// validate is Validate, the operations before from known to be valid
+// (Read's workers check each as they decode it).
+func validate(h *History, from int) error {
 	if h.Header.ClockError < 0 {
 		return fmt.Errorf("%w: clock_error_ns is negative (%d)", ErrFormat, h.Header.ClockError)
 	}
-	for i := range h.Ops {
-		if it := h.Ops[i].Item; it < 0 || int(it) >= h.Header.ItemCount() {
-			op := &h.Ops[i]
-			return fmt.Errorf("%w: operation %d (client %d, attempt %d): item %d of a sale of %d", ErrFormat, i+1, op.Client, op.Attempt, it, h.Header.ItemCount())
-		}
-		if err := validOp(&h.Ops[i], h.Header.ClockError); err != nil {
+	for i := from; i < len(h.Ops); i++ {
+		if err := validItem(&h.Ops[i], h.Header.ItemCount(), h.Header.ClockError); err != nil {
 			op := &h.Ops[i]
 			return fmt.Errorf("%w: operation %d (client %d, attempt %d): %v", ErrFormat, i+1, op.Client, op.Attempt, err)
 		}
@@ -35,6 +35,15 @@ func Validate(h *History) error {
 		}
 	}
 	return nil
+}
+
+// validItem checks one operation of a sale of items items, whose clock
+// error is eps.
+func validItem(op *Op, items int, eps int64) error {
+	if op.Item < 0 || int(op.Item) >= items {
+		return fmt.Errorf("item %d of a sale of %d", op.Item, items)
+	}
+	return validOp(op, eps)
 }
 
 // instant is one named instant of an operation.

@@ -9,9 +9,10 @@ the load average (1 min) before and after. Absolute rates on a shared 2-core mac
 drift by 2x between days; the ratios are what to compare.
 
 Environment: REPEATS (default 3), CLIENTS (default 20000), BIG (buyers of the
-schedule figure, default 1000000; 0 skips it), BIG_REPEATS (default 1), FIGURES
-(the figures to measure, comma-separated, of script, embedded, process, schedule;
-default all).
+schedule and check figures, default 1000000; 0 skips them), BIG_REPEATS (default 1),
+CHECK_HISTORY (a history for the check figure, instead of recording one of BIG buyers),
+FIGURES (the figures to measure, comma-separated, of script, embedded, process,
+schedule, check; default all).
 """
 import json
 import os
@@ -27,7 +28,8 @@ REPEATS = int(os.environ.get("REPEATS", "3"))
 CLIENTS = int(os.environ.get("CLIENTS", "20000"))
 BIG = int(os.environ.get("BIG", "1000000"))
 BIG_REPEATS = int(os.environ.get("BIG_REPEATS", "1"))
-FIGURES = os.environ.get("FIGURES", "script,embedded,process,schedule").split(",")
+CHECK_HISTORY = os.environ.get("CHECK_HISTORY", "")
+FIGURES = os.environ.get("FIGURES", "script,embedded,process,schedule,check").split(",")
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "sales", "scripts", "atomic_sale.lua")
 
 
@@ -158,8 +160,53 @@ def process_vs_inproc():
         summary(f"{impl} {CLIENTS} process nodes / in-process (CPU per attempt)", cpu, "", loads)
 
 
+def go_bench(test_bin, name, history):
+    """One run of a Go benchmark of test_bin on history; returns its ns/op."""
+    out = subprocess.run([test_bin, "-test.run=^$", f"-test.bench=^{name}$", "-test.benchtime=1x"],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "LOCKBENCH_BENCH_HISTORIES": history}).stdout
+    return int(re.search(r"\s(\d+) ns/op", out).group(1))
+
+
+def check():
+    """Figure 3: `lockbench check` of the BIG history, its wall and CPU time against
+    1.5 s and peak RSS against 400 MiB; and reading the history (history's
+    BenchmarkRead) as a ratio of checking it (checker's BenchmarkRecorded, the history
+    already read), each measured beside the other, the order alternated."""
+    with tempfile.TemporaryDirectory() as tmp:
+        hist = CHECK_HISTORY
+        if not hist:
+            if BIG <= 0:
+                return
+            lockbench("--impl=atomic", f"--clients={BIG}", f"--stock={BIG // 4}", "--ramp=10s", REDIS,
+                      f"--out={tmp}/out")
+            hist = f"{tmp}/out/atomic.history.jsonl"
+        root = os.path.join(os.path.dirname(__file__), "..")
+        tests = {}
+        for pkg in ("history", "checker"):
+            tests[pkg] = f"{tmp}/{pkg}.test"
+            subprocess.run(["go", "test", "-c", "-o", tests[pkg], f"./{pkg}/"], cwd=root, check=True)
+        ratio, wall, cpu, rss, loads = [], [], [], [], []
+        for i in range(REPEATS):
+            loads.append(load())
+            _, w, c, r = timed([BIN, "check", hist])
+            wall.append(w)
+            cpu.append(c)
+            rss.append(r)
+            steps = [("history", "BenchmarkRead"), ("checker", "BenchmarkRecorded")]
+            if i % 2:
+                steps.reverse()
+            got = {pkg: go_bench(tests[pkg], name, hist) for pkg, name in steps}
+            ratio.append(got["history"] / got["checker"])
+            loads.append(load())
+    summary("check of the big history: wall / 1.5 s", [w / 1.5 for w in wall],
+            f"(wall {min(wall):.2f}-{max(wall):.2f} s, CPU {min(cpu):.2f}-{max(cpu):.2f} s, "
+            f"peak RSS {min(rss):.0f}-{max(rss):.0f} MiB, target <= 400)", loads)
+    summary("reading the big history / checking it", ratio, "(target < 1)", loads)
+
+
 print(f"== issue 27's figures, ratio to an anchor run beside it: min/median/max of {REPEATS}", flush=True)
 for name, figure in (("script", sale_vs_script), ("embedded", embedded_vs_server),
-                     ("process", process_vs_inproc), ("schedule", schedule)):
+                     ("process", process_vs_inproc), ("schedule", schedule), ("check", check)):
     if name in FIGURES:
         figure()
