@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/harness"
@@ -103,7 +104,7 @@ func chosenKinds() ([]string, error) {
 	return out, nil
 }
 
-// kindSlots is how many of a kind's Redis cells run at once. The
+// kindSlots is how many of a kind's Redis cells may run at once. The
 // embedded server runs in this process and spends a processor's worth on
 // the spinning locks of a few cells: more cells at once would starve lock
 // holders past their lease and turn load into false alarms. A real
@@ -111,17 +112,24 @@ func chosenKinds() ([]string, error) {
 var kindSlots = map[string]int{"embedded": 2, "redis": 3, "sentinel": 2, "process": 2}
 
 // otherSlots is how many cells whose lock or inventory lives in
-// ZooKeeper, MySQL, etcd or PostgreSQL run at once, beside the Redis
+// ZooKeeper, MySQL, etcd or PostgreSQL may run at once, beside the Redis
 // cells: they wait on those servers, not on this process.
-const otherSlots = 2
+const otherSlots = 3
+
+// runningCells is how many cells run at once, whatever their slots: what
+// two cores take before the harnesses saturate, each cell's neighbours
+// being other processes to it. Measured with nine at once (every slot
+// of the redis, sentinel and process kinds): load 10, and one cell's 15
+// seeds all inconclusive, saturated.
+const runningCells = 4
 
 // truthParallel is how many tests go test runs at once in this package:
 // every cell of every kind, so that the slots alone (kindSlots,
-// otherSlots) bound how many run. A cell waiting for its slot holds one
-// of go test's, and with fewer, the cells of the kind that reached
-// t.Parallel first took them all while the other kinds waited behind
-// them: with four, the process kind's cells began 24 minutes into a
-// 31-minute run of the table, on a machine 30% idle (load 4).
+// otherSlots, runningCells) bound how many run. A cell waiting for its
+// slot holds one of go test's, and with fewer, the cells of the kind
+// that reached t.Parallel first took them all while the other kinds
+// waited behind them: with four, the process kind's cells began 24
+// minutes into a 31-minute run of the table, on a machine 30% idle.
 func truthParallel() int {
 	return len(matrix.Truth()) * len(kindSlots)
 }
@@ -175,6 +183,7 @@ func TestTruthTable(t *testing.T) {
 	// those servers, not on this process: they take slots of their own,
 	// beside the Redis cells.
 	otherServers := make(chan struct{}, otherSlots)
+	running := make(chan struct{}, runningCells)
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			// The two kinds run side by side: a cell spends most of its
@@ -219,12 +228,20 @@ func TestTruthTable(t *testing.T) {
 						t.Skip("the failover cells run under the sentinel kind only, the others under every other kind")
 					}
 					t.Parallel()
+					queued := time.Now()
 					slots := redisSlots
 					if mysqlCell || zkCell || startedCell {
 						slots = otherServers
 					}
 					slots <- struct{}{}
 					defer func() { <-slots }()
+					running <- struct{}{}
+					defer func() { <-running }()
+					began := time.Now()
+					defer func() {
+						// What CI's time is made of (go test -json keeps it).
+						t.Logf("ran %.1fs after %.1fs waiting for a slot", time.Since(began).Seconds(), began.Sub(queued).Seconds())
+					}()
 					if kind == "redis" && multiServer(cell) && cell.Fault == "restart" {
 						t.Skip("lockbench cannot restart redis-servers it reaches by address")
 					}
