@@ -144,6 +144,11 @@ func processCell(c matrix.Cell, im harness.Impl) bool {
 	return slices.Contains(processFaults, c.Fault) && workload.SupportsNodes("process", im.Name, im.Sale, nil) == nil
 }
 
+// notOnProcesses are the process kind's cells it does not run, and why.
+var notOnProcesses = map[string]string{
+	"fair/pause-holder": "fair's overlap under pause-holder shows in most runs with nodes in goroutines, where it is judged; with every node a process, SIGSTOP stops the paused node's waiters too, and the head of the lock's queue is often one of them: nobody entered during any pause in 17 of 17 seeds at load 7-9 (each pause lasting its full 2 s), so the cell proves nothing there",
+}
+
 // processSeeds bounds the seeds of a process cell: each sale starts its
 // nodes' processes, and the in-process kinds have run the same cells
 // over every seed already.
@@ -211,6 +216,9 @@ func TestTruthTable(t *testing.T) {
 					if kind == "process" {
 						if !processCell(cell, im) {
 							t.Skip("the process kind runs the cells of the faults that stop or kill a node, on sales nodes in processes can run")
+						}
+						if why, ok := notOnProcesses[cell.Name()]; ok {
+							t.Skip(why)
 						}
 					} else if (zkCell || mysqlCell || startedCell) && kind != serversKind {
 						t.Skipf("the cell's server is the same for every kind: it runs once, under %s", serversKind)
