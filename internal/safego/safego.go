@@ -3,8 +3,13 @@
 // Go's exit 2: the run that owns the goroutine is told (its report
 // function), cuts itself short, stops what it started and returns what
 // it recorded, and the command line exits 70, an internal error, never
-// bad usage. Every goroutine of a run (its workers, its coordinator's,
-// its faults', its nodes') starts through Go.
+// bad usage. The goroutines that run a run's work (its workers, its
+// coordinator's, its faults', its nodes', a lock's through locks.Env.Go)
+// start through Go. A few of the engine's own helpers do not, as none
+// has a run to report to: a node pause's timer (workload's nodePause), a
+// dropped node's link closing, the renewal of a run's key-prefix claim,
+// and the reaping of child processes; a panic there still ends the
+// process with Go's exit 2.
 package safego
 
 import (
