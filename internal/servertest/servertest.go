@@ -29,10 +29,10 @@ var Etcd = &Kind[*servers.Etcd]{
 }
 
 // Postgres is Debian's initdb and postgres on loopback
-// (servers.StartPostgres); LOCKBENCH_REQUIRE_PG=1 makes its absence a
+// (servers.StartPostgres); LOCKBENCH_REQUIRE_POSTGRES=1 makes its absence a
 // failure (CI sets it after installing postgresql).
 var Postgres = &Kind[*servers.Postgres]{
-	Title: "PostgreSQL", RequireEnv: "LOCKBENCH_REQUIRE_PG", Install: "apt-get install postgresql",
+	Title: "PostgreSQL", RequireEnv: "LOCKBENCH_REQUIRE_POSTGRES", Install: "apt-get install postgresql",
 	Available: servers.PostgresAvailable,
 	Launch:    func(ctx context.Context) (*servers.Postgres, error) { return servers.StartPostgres(ctx) },
 }
