@@ -17,11 +17,10 @@ type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
 
-// TestMain runs as many subtests at once as the truth table has slots
-// (truthParallel; the default is one per core): the table's cells spend
-// most of their time waiting on faults and leases, not on the processor,
-// and their slots bound them. The MariaDB server the MySQL cells share is
-// stopped at the end.
+// TestMain lets every cell of the truth table wait for its slots at once
+// (truthParallel; go test's default is one test per core): the slots, not
+// go test, bound how many run. The MariaDB server the MySQL cells share
+// is stopped at the end.
 func TestMain(m *testing.M) {
 	if harness.IsNode(os.Args[1:]) {
 		// A node of a process cell: this binary is its own node.
