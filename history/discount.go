@@ -19,7 +19,8 @@ import (
 // longer, stays starved. StallMax becomes the longest piece left, of the
 // spans cut and of the others (a piece's length is the stall it stands
 // for, within the timer's tick), or StallP99 when nothing is left (a
-// stall shorter than StarvedAt is not spanned): never more than it was.
+// stall shorter than StarvedAt is not spanned), at most StarvedAt: never
+// more than it was. StallP99 is kept at most StallMax.
 // StallMax is lowered only when a span the stops cut could hold the
 // stall it names: a stall no stop explains (one whose span was not kept,
 // or a stop of the whole process group that the harness did not make,
@@ -63,7 +64,11 @@ func (h *Health) Discount(stops []Span, slack int64) {
 	if cutLongest < h.StallMax {
 		return // the longest stall lies in no span a stop cut
 	}
-	h.StallMax = min(h.StallMax, max(longest, h.StallP99))
+	// A stall that no span holds is under StarvedAt. StallP99 stands for
+	// those, bounded by it: when the stops are a percent of the timer's
+	// wake-ups or more (a node stopped six times 400 ms in a run of 3 s),
+	// the 99th percentile is a stop's lateness itself.
+	h.StallMax = min(h.StallMax, max(longest, min(h.StallP99, int64(StarvedAt))))
 	h.StallP99 = min(h.StallP99, h.StallMax)
 }
 

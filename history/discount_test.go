@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"reflect"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ func TestDiscount(t *testing.T) {
 	tests := []struct {
 		name        string
 		stallMax    int64
+		p99         int64 // StallP99; p99 when zero
 		starved     []Span
 		stops       []Span
 		wantMax     int64
@@ -75,6 +77,13 @@ func TestDiscount(t *testing.T) {
 		wantMax:     5 * pause,
 		wantStarved: []Span{},
 	}, {
+		name:     "stops a percent of the wake-ups or more: StallP99 is a stop's, StarvedAt bounds it",
+		p99:      pause,
+		stallMax: pause,
+		starved:  []Span{{From: 97 * ms, To: 2104 * ms}, {From: 2197 * ms, To: 4204 * ms}},
+		stops:    []Span{{From: 100 * ms, To: 2100 * ms}, {From: 2200 * ms, To: 4200 * ms}},
+		wantMax:  int64(StarvedAt),
+	}, {
 		name:        "no stop overlaps: nothing changes",
 		stallMax:    pause,
 		starved:     []Span{{From: 97 * ms, To: 2104 * ms}},
@@ -90,7 +99,7 @@ func TestDiscount(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := Health{StallMax: tt.stallMax, StallP99: p99, SchedMax: pause, Starved: tt.starved}
+			h := Health{StallMax: tt.stallMax, StallP99: cmp.Or(tt.p99, p99), SchedMax: pause, Starved: tt.starved}
 			h.Discount(tt.stops, tick)
 			if h.StallMax != tt.wantMax {
 				t.Errorf("StallMax = %v, want %v", time.Duration(h.StallMax), time.Duration(tt.wantMax))
