@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/backends"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/loopback"
+	"github.com/lockbench/lockbench/internal/redistest"
 
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/nodeproto"
@@ -213,4 +216,76 @@ func TestRemoteClockError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProcessPauseIsNoStall: pause-holder stops the holder's node process
+// (SIGSTOP) for as long as its pause; the node's monitor wakes that late,
+// but the stop is the fault's, not the harness standing still, and the
+// coordinator takes it out of the node's health. So the run's health
+// carries no stall as long as half the shortest pause, and its saturation
+// says nothing of standing still. A real stall is still reported (see
+// history's TestDiscount): one the machine made beside the stops, as a
+// CPU hog can, stays in the health, and the run is then not judged here.
+func TestProcessPauseIsNoStall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sale of pause-holder on process nodes, and the check of its broken history")
+	}
+	addr := redistest.Start(t)
+	s, err := backends.Open(t.Context(), backends.Options{Backend: backends.BackendRedis, Redis: []string{addr}}, servers.Needs{servers.KindRedis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	plan := processPlan(t, "lua", 400)
+	plan.Workload.Stock, plan.Workload.Workers, plan.Workload.Ramp = 300, 20, 500*time.Millisecond
+	if plan.Faults, err = faults.Parse("pause-holder"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), &s.Set, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, h := reports.NewRun(res.History, res.Report, res.NotFired...), res.History
+	var shortest int64
+	for _, f := range h.Faults {
+		if f.Name == "pause-holder" && f.End > f.Start && (shortest == 0 || f.End-f.Start < shortest) {
+			shortest = f.End - f.Start
+		}
+	}
+	if shortest == 0 {
+		t.Fatalf("pause-holder never paused a node: faults %+v, not fired %v", h.Faults, res.NotFired)
+	}
+	bound := shortest / 2
+	hl := run.Health
+	if hl == nil || len(hl.Nodes) != h.Header.Nodes {
+		t.Fatalf("health %+v: want one part per node (%d)", hl, h.Header.Nodes)
+	}
+	t.Logf("shortest pause %v; stall max %v (nodes %v, %v)", time.Duration(shortest), time.Duration(hl.StallMax), time.Duration(hl.Nodes[0].StallMax), time.Duration(hl.Nodes[1].StallMax))
+	if hl.StallMax < bound {
+		for _, s := range run.Saturation {
+			if strings.Contains(s, "stood still") {
+				t.Errorf("saturation %q with a stall max of %v", s, time.Duration(hl.StallMax))
+			}
+		}
+		return
+	}
+	// A stall this long is left: either a stop was not taken out (a
+	// starved span left over most of a pause), or the machine stalled the
+	// harness beside the stops, which this test cannot tell from a lock.
+	for _, f := range h.Faults {
+		if f.Name != "pause-holder" || f.Node < 0 || f.Node >= len(hl.Nodes) {
+			continue
+		}
+		for _, sp := range hl.Nodes[f.Node].Starved {
+			if min(sp.To, f.End)-max(sp.From, f.Start) >= (f.End-f.Start)/2 {
+				t.Fatalf("node %d's starved span %v-%v covers most of its pause %v-%v: the stop was not taken out", f.Node, time.Duration(sp.From), time.Duration(sp.To), time.Duration(f.Start), time.Duration(f.End))
+			}
+		}
+	}
+	for _, sp := range hl.Starved {
+		if sp.To-sp.From >= bound {
+			t.Skipf("the machine stalled the harness for %v beside the pauses (span %v-%v, load %v others): a real stall, not judged", time.Duration(sp.To-sp.From), time.Duration(sp.From), time.Duration(sp.To), hl.Others)
+		}
+	}
+	t.Fatalf("stall max %v, over half the shortest pause (%v), and no starved span left that long: %+v", time.Duration(hl.StallMax), time.Duration(shortest), hl)
 }

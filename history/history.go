@@ -386,7 +386,7 @@ type Promises struct {
 //
 // The figures of a run whose nodes ran in processes of their own are the
 // worst of the coordinator's and every node's, each of which is also in
-// Nodes.
+// Nodes, with the spans its coordinator stopped it taken out (Discount).
 type Health struct {
 	// Node is the node whose health this is; -1 for the process that ran
 	// the sale (the coordinator, or every node when they are goroutines).

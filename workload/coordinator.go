@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/servers"
 
+	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/lockbench/lockbench/internal/safego"
@@ -171,6 +172,12 @@ type remoteNode struct {
 	ended       chan struct{}
 	// health is what the node measured of itself, from its end.
 	health *history.Health
+	// stops are the spans in which the coordinator held the node's
+	// process stopped (a fault's pause), on the run's clock, taken out of
+	// its health (history.Health.Discount); stoppedAt is when the stop
+	// on began, -1 when none is.
+	stops     []history.Span
+	stoppedAt int64
 	// broke is why the node was dropped for breaking the protocol.
 	broke error
 }
@@ -217,7 +224,7 @@ func (co *coordinator) launch(ctx context.Context) error {
 	co.nodes = make([]*remoteNode, co.r.cfg.Nodes)
 	for i := range co.nodes {
 		n := &node{id: i}
-		rn := &remoteNode{co: co, n: n, inflight: map[int32]*inflight{}}
+		rn := &remoteNode{co: co, n: n, inflight: map[int32]*inflight{}, stoppedAt: -1}
 		n.pause.remote = rn
 		n.remote = rn
 		co.nodes[i] = rn
@@ -894,6 +901,7 @@ func (co *coordinator) kill(k int32) bool {
 		}
 		t.Stop()
 	}
+	rn.stopEnded()
 	at := co.r.now()
 	rn.mu.Lock()
 	rn.crashAt = at
@@ -1043,6 +1051,7 @@ func (co *coordinator) close() {
 			}
 			if proc != nil {
 				proc.Continue()
+				rn.stopEnded()
 				proc.Close()
 			}
 		})
@@ -1098,7 +1107,14 @@ func (co *coordinator) mergeHealth(h *history.Health) {
 	for _, rn := range co.nodes {
 		rn.mu.Lock()
 		if rn.health != nil {
-			h.Merge(*rn.health)
+			// The node's stalls while the coordinator stopped it are the
+			// fault's, not the harness's: its timer began its sleep up to
+			// a Tick before the stop, and wakes after the continue. Only
+			// a process on this machine is stopped (a child, a
+			// container), which reads this one's monotonic clock.
+			nh := *rn.health
+			nh.Discount(rn.stops, int64(health.Tick))
+			h.Merge(nh)
 		}
 		rn.mu.Unlock()
 	}
@@ -1177,7 +1193,27 @@ func (rn *remoteNode) stop() {
 	ctx, cancel := context.WithTimeout(rn.co.ctx, 5*time.Second)
 	defer cancel()
 	l.Call(ctx, &nodeproto.Message{Kind: nodeproto.Pause})
-	proc.Stop()
+	from := rn.co.r.now()
+	if proc.Stop() == nil {
+		rn.mu.Lock()
+		if rn.stoppedAt < 0 {
+			rn.stoppedAt = from
+		}
+		rn.mu.Unlock()
+	}
+}
+
+// stopEnded records that the node's process runs again, or is gone: the
+// end of the stop on, if one is.
+func (rn *remoteNode) stopEnded() {
+	to := rn.co.r.now()
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.stoppedAt < 0 {
+		return
+	}
+	rn.stops = append(rn.stops, history.Span{From: rn.stoppedAt, To: to})
+	rn.stoppedAt = -1
 }
 
 // through lets client k go on alone: its node's process runs again, its
@@ -1189,6 +1225,7 @@ func (rn *remoteNode) through(k int32) {
 	}
 	l.Send(&nodeproto.Message{Kind: nodeproto.Through, Client: k})
 	proc.Continue()
+	rn.stopEnded()
 }
 
 // cont lets the node run again.
@@ -1198,6 +1235,7 @@ func (rn *remoteNode) cont() {
 		return
 	}
 	proc.Continue()
+	rn.stopEnded()
 	l.Send(&nodeproto.Message{Kind: nodeproto.Resume})
 }
 
