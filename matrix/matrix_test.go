@@ -149,7 +149,7 @@ func processCell(c matrix.Cell, im harness.Impl) bool {
 
 // notOnProcesses are the process kind's cells it does not run, and why.
 var notOnProcesses = map[string]string{
-	"fair/pause-holder": "fair's overlap under pause-holder shows in most runs with nodes in goroutines, where it is judged; with every node a process, SIGSTOP stops the paused node's waiters too, and the head of the lock's queue is often one of them: nobody entered during any pause in 18 of 18 sales at load 7-9 (seeds 1-15 of the table, 1-3 again by hand; each pause lasting its full 2 s), so the cell proves nothing there",
+	"fair/pause-holder": "fair's overlap under pause-holder shows in most runs with nodes in goroutines, where it is judged; with every node a process, SIGSTOP stops the paused node's waiters too, and the head of the lock's queue is often one of them: it showed at load 1-2.5, but nobody entered during any pause in 18 of 18 sales at load 7-9 (seeds 1-15 of the table, 1-3 again by hand; each pause lasting its full 2 s), a busy CI runner's load",
 }
 
 // processSeeds bounds the seeds of a process cell: each sale starts its
