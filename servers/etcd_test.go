@@ -68,9 +68,14 @@ func TestEtcdCluster(t *testing.T) {
 		t.Fatal("a write committed with two of three members stopped")
 	}
 	resume()
-	servertest.EtcdPut(t, c, "k", "quorum back")
-	if got := servertest.EtcdGet(t, c, "k"); got != "quorum back" {
-		t.Errorf("k = %q once the quorum is back", got)
+	// The write that timed out has an unknown outcome, not a failed one:
+	// forwarded to the stopped leader, it may still commit once that
+	// runs again, after a later write (seen in a CI-like run: k read
+	// "without quorum" after "quorum back"). The quorum's return is
+	// read on a key of its own.
+	servertest.EtcdPut(t, c, "back", "quorum back")
+	if got := servertest.EtcdGet(t, c, "back"); got != "quorum back" {
+		t.Errorf("back = %q once the quorum is back", got)
 	}
 }
 
