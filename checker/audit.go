@@ -226,7 +226,7 @@ func checkLock(h *history.History, maxPairs int) Lock {
 	l.FIFO = p != nil && p.FIFO && len(h.Faults) == 0
 	var extra int64
 	if l.FIFO {
-		extra = stallOf(h)
+		extra = slackOf(h)
 	}
 	l.Overtakes, l.FirstOvertake = checkFairness(h, extra)
 	if l.Overlaps > 0 || l.TokenClashes > 0 || l.FIFO && l.Overtakes > 0 {

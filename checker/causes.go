@@ -18,7 +18,8 @@ const (
 	// CauseLiveLease: the second holder got the lock while the first's
 	// lease was provably live on the server (its lease began, or was
 	// last renewed, less than a lease before the second holder had it,
-	// widened by the clock error and the harness's measured stalls) and
+	// widened by the clock error and the harness's measured lease slack:
+	// its stalls, and the embedded server's clock steps) and
 	// no fault removed it. A broken lock.
 	CauseLiveLease Cause = "live-lease"
 	// CauseRanOut: the first holder's lease ran out while it ran: no
@@ -67,8 +68,8 @@ var removesLock = []string{"expire", "delete-lock", "restart", "failover"}
 var running = []string{"slow-holder"}
 
 // expiryMargin is what a server's expiry may run ahead of the harness's
-// clock: the embedded server's clock moves in 1 ms ticks, and a lease is
-// set in whole milliseconds.
+// clock besides the measured slack: a lease is set in whole
+// milliseconds, and a server's clock reads whole milliseconds.
 const expiryMargin = 2 * time.Millisecond
 
 // holdRef is what the cause of an overlap reads of one holder.
@@ -89,15 +90,15 @@ func holdOf(h *history.History, op *history.Op) holdRef {
 	return holdRef{op: op, start: start, lease: h.Header.LeaseOf(op)}
 }
 
-// stallOf is the longest the harness that recorded h stood still at
-// once, as it measured it: a lease's expiry on a server inside the
-// process (the embedded one) may run that far ahead.
-func stallOf(h *history.History) int64 {
+// slackOf is the lease slack of the harness that recorded h
+// (history.Health.LeaseSlack): the longest it stood still at once, or
+// the embedded server's clock stepped, as it measured them.
+func slackOf(h *history.History) int64 {
 	hl := h.Header.Health
 	if hl == nil {
 		return 0
 	}
-	return max(hl.StallMax, hl.SchedMax)
+	return hl.LeaseSlack()
 }
 
 // cause says why b began while a held the lock (a acquired first), and
@@ -116,7 +117,7 @@ func cause(h *history.History, a, b *history.Op) (Cause, string) {
 		// cannot be shown is never charged to the lock.
 		return CauseUnknown, ""
 	}
-	margin := int64(expiryMargin) + stallOf(h)
+	margin := int64(expiryMargin) + slackOf(h)
 	if live(ha, hb, margin) && (a.Acquired <= hb.start || live(hb, holdRef{op: a, start: ha.start}, margin) || spent(h, hb, margin)) {
 		return CauseLiveLease, ""
 	}
@@ -174,9 +175,10 @@ func anchor(a holdRef, t int64) int64 {
 // explained reports whether a's lease may have run out over [from, to]
 // for want of its holder: a fault struck its node, its client or the
 // servers meanwhile (one that only slows the holder's own step aside);
-// the harness's health is unknown, or it stood still for a third of the
-// lease or more at once (a renewal sent every third of the lease may then
-// come too late); or a renewal was still on its way when the lease ran
+// the harness's health is unknown, or its lease slack reached a third of
+// the lease (it stood still that long at once, or the embedded server's
+// clock stepped that far: a renewal sent every third of the lease may
+// then come too late); or a renewal was still on its way when the lease ran
 // out (from is the lease's last setting, so it ran out at from+lease). A
 // renewal loop delayed by shorter stalls still renews within the lease.
 func explained(h *history.History, a *history.Op, from, to int64) bool {
@@ -193,7 +195,7 @@ func explained(h *history.History, a *history.Op, from, to int64) bool {
 		}
 	}
 	lease := h.Header.LeaseOf(a)
-	if h.Header.Health == nil || lease > 0 && stallOf(h) >= lease/LeaseStallShare {
+	if h.Header.Health == nil || lease > 0 && slackOf(h) >= lease/LeaseStallShare {
 		return true
 	}
 	out := from + lease

@@ -175,11 +175,11 @@ func TestCauses(t *testing.T) {
 	}
 }
 
-// TestCauseWidened: the clock error and the harness's stalls only ever
-// move a live lease towards "ran out": a lease live by less than them is
-// not proved live. Client 1 took the lock at 21 ms, 9.5 ms before client
-// 0's lease ran out, less the expiry margin (2 ms) and the stalls (1 ms
-// unless said).
+// TestCauseWidened: the clock error and the harness's lease slack (its
+// stalls, the embedded server's clock steps) only ever move a live lease
+// towards "ran out": a lease live by less than them is not proved live.
+// Client 1 took the lock at 21 ms, 9.5 ms before client 0's lease ran
+// out, less the expiry margin (2 ms) and the slack (1 ms unless said).
 func TestCauseWidened(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -190,6 +190,8 @@ func TestCauseWidened(t *testing.T) {
 		{"a clock error of 4 ms", func(h *history.History) { h.Header.ClockError = 4 * ms }, CauseRanOut},
 		{"stalls of 7 ms", func(h *history.History) { h.Header.Health.StallMax = 7 * ms }, CauseLiveLease},
 		{"stalls of 8 ms", func(h *history.History) { h.Header.Health.StallMax = 8 * ms }, CausePaused},
+		{"embedded server clock steps of 7 ms", func(h *history.History) { h.Header.Health.ServerClockStepMax = 7 * ms }, CauseLiveLease},
+		{"embedded server clock steps of 8 ms", func(h *history.History) { h.Header.Health.ServerClockStepMax = 8 * ms }, CausePaused},
 		{"health unknown", func(h *history.History) { h.Header.Health = nil }, CauseLiveLease},
 	}
 	for _, tt := range tests {

@@ -67,6 +67,9 @@ func saturation(h *history.History) []string {
 		if s := time.Duration(hl.SchedMax); s >= bound {
 			out = append(out, fmt.Sprintf("a goroutine waited %v to be scheduled, a third of the %v lease or more (bound %v)", round(s), lease, round(bound)))
 		}
+		if s := time.Duration(hl.ServerClockStepMax); s >= bound {
+			out = append(out, fmt.Sprintf("the embedded server's clock moved %v in one step, a third of the %v lease or more (bound %v): a lease on it may have run out that much early", round(s), lease, round(bound)))
+		}
 	}
 	if lag := time.Duration(hl.LagP99); lag >= LagBound {
 		out = append(out, fmt.Sprintf("lockbench handed buyers to their nodes up to %v behind their scheduled arrivals (p99; bound %v): the arrival schedule was not kept", round(lag), LagBound))
@@ -101,7 +104,7 @@ func stuck(h *history.History) string {
 		}
 	}
 	gap := time.Duration(h.Header.Duration - last)
-	stall := time.Duration(max(hl.StallMax, hl.SchedMax))
+	stall := time.Duration(hl.LeaseSlack())
 	if gap < time.Second || gap < StuckShare*stall {
 		return ""
 	}

@@ -195,7 +195,7 @@ func TestRedlockBugsCaught(t *testing.T) {
 				// An oversell counts only where the harness did not stand
 				// still itself.
 				hl := h.Header.Health
-				stood := hl == nil || 3*max(hl.StallMax, hl.SchedMax) >= h.Header.Lease
+				stood := hl == nil || 3*hl.LeaseSlack() >= h.Header.Lease
 				broke := rep.Lock.Causes[checker.CauseLiveLease] > 0 && rep.Lock.Broken > 0
 				caught := !rep.Pass && rep.Lock.Overlaps > 0 && (broke || !stood && rep.Data.Status == checker.Violated)
 				if !caught && stood {
@@ -214,7 +214,7 @@ func TestRedlockBugsCaught(t *testing.T) {
 					t.Fatalf("seed %d: %s never fired on the correct copy", seed, tt.spec)
 				}
 				hl = h.Header.Health
-				stood = hl == nil || 3*max(hl.StallMax, hl.SchedMax) >= h.Header.Lease
+				stood = hl == nil || 3*hl.LeaseSlack() >= h.Header.Lease
 				if rep.Lock.Broken > 0 || rep.Lock.Causes[checker.CauseLiveLease] > 0 || !stood && rep.Data.Status == checker.Violated {
 					t.Errorf("seed %d: the correct copy failed under %s (%d overlaps, causes %v, data %s)\nreasons: %q", seed, tt.spec, rep.Lock.Overlaps, rep.Lock.Causes, rep.Data.Status, rep.Reasons)
 				}

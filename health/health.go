@@ -38,6 +38,7 @@ const Tick = 5 * time.Millisecond
 // are safe for concurrent use.
 type Monitor struct {
 	now     func() int64
+	own     func() []int // the run's other processes (see Start)
 	started time.Time
 	cpu0    time.Duration
 	sched0  schedStat
@@ -56,9 +57,13 @@ type Monitor struct {
 }
 
 // Start starts monitoring. now gives the run's clock (nanoseconds since
-// its start), on which the starved spans are written.
-func Start(now func() int64) *Monitor {
-	m := &Monitor{now: now, started: time.Now(), cpu0: cpuTime(), sched0: readSchedStat(), rt0: runtimeSamples(), stop: make(chan struct{}), done: make(chan struct{})}
+// its start), on which the starved spans are written. own, when not nil,
+// gives at each sample the PIDs of the run's other processes on this
+// machine (its nodes, when they are processes of their own): their
+// running threads are lockbench's, not other processes' (a harness busy
+// on a quiet machine is not starved).
+func Start(now func() int64, own func() []int) *Monitor {
+	m := &Monitor{now: now, own: own, started: time.Now(), cpu0: cpuTime(), sched0: readSchedStat(), rt0: runtimeSamples(), stop: make(chan struct{}), done: make(chan struct{})}
 	go m.watchStalls()
 	return m
 }
@@ -68,7 +73,11 @@ func (m *Monitor) watchStalls() {
 	defer close(m.done)
 	for tick := 0; ; tick++ {
 		if tick%sampleEvery == 0 {
-			if n, ok := othersRunning(); ok {
+			var own []int
+			if m.own != nil {
+				own = m.own()
+			}
+			if n, ok := othersRunning(own); ok {
 				m.mu.Lock()
 				m.others += n
 				m.samples++
@@ -110,10 +119,10 @@ func (m *Monitor) addStarved(s history.Span) {
 const sampleEvery = 10
 
 // othersRunning is how many tasks of other processes are running or ready
-// to run now: the kernel's procs_running (/proc/stat) less this process's
-// threads that are (/proc/self/task/*/stat). ok is false where the kernel
-// does not say.
-func othersRunning() (float64, bool) {
+// to run now: the kernel's procs_running (/proc/stat) less the running
+// threads of this process and of the run's own processes own (see
+// Start). ok is false where the kernel does not say.
+func othersRunning(own []int) (float64, bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, false
@@ -127,22 +136,37 @@ func othersRunning() (float64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	dir, err := os.ReadDir("/proc/self/task")
+	mine, ok := runningThreads("self")
+	if !ok {
+		return 0, false
+	}
+	for _, pid := range own {
+		n, _ := runningThreads(strconv.Itoa(pid)) // a process gone has none
+		mine += n
+	}
+	return float64(max(0, all-mine)), true
+}
+
+// runningThreads is how many threads of process pid ("self" for this
+// one) are running or ready to run (/proc/<pid>/task/*/stat); ok is false
+// when the process cannot be read.
+func runningThreads(pid string) (int, bool) {
+	dir, err := os.ReadDir("/proc/" + pid + "/task")
 	if err != nil {
 		return 0, false
 	}
-	own := 0
+	n := 0
 	for _, e := range dir {
-		st, err := os.ReadFile("/proc/self/task/" + e.Name() + "/stat")
+		st, err := os.ReadFile("/proc/" + pid + "/task/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
 		// The state follows the command's closing parenthesis.
 		if i := strings.LastIndexByte(string(st), ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'R' {
-			own++
+			n++
 		}
 	}
-	return float64(max(0, all-own)), true
+	return n, true
 }
 
 // maxSpans bounds the starved spans kept: a history stays small whatever

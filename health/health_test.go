@@ -1,7 +1,9 @@
 package health
 
 import (
+	"os/exec"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -59,7 +61,7 @@ func TestBucketOfIsMonotonic(t *testing.T) {
 // asserts lower bounds only: a busy machine can only add to a stall.
 func TestMonitorSeesAStall(t *testing.T) {
 	base := monoclock.Now()
-	m := Start(func() int64 { return monoclock.Now() - base })
+	m := Start(func() int64 { return monoclock.Now() - base }, nil)
 	time.Sleep(3 * Tick)
 	stall := 120 * time.Millisecond
 	if err := stopTheWorld(stall); err != nil {
@@ -84,5 +86,40 @@ func TestMonitorSeesAStall(t *testing.T) {
 	}
 	if h.CPUWait != -1 && (h.CPUWait < 0 || h.CPUWait > 1) {
 		t.Errorf("CPUWait = %v, want -1 or a share", h.CPUWait)
+	}
+}
+
+// TestOwnProcessesNotOthers: the running threads of the run's own
+// processes (nodes in processes of their own) are counted as lockbench's:
+// a busy child's one thread is seen running, and left out of the other
+// processes' tasks; a process gone counts nothing, and does not stop the
+// count.
+func TestOwnProcessesNotOthers(t *testing.T) {
+	var pids []int
+	for range 2 {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("no sh to run a busy child: %v", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	for _, pid := range pids {
+		// A busy loop is always running or ready to run, once sh runs it
+		// (a moment after the exec, when it may still be loading).
+		n, ok := 0, false
+		for try := 0; n != 1 && try < 500; try++ {
+			time.Sleep(10 * time.Millisecond)
+			n, ok = runningThreads(strconv.Itoa(pid))
+		}
+		if !ok || n != 1 {
+			t.Fatalf("busy child %d: %d threads running (ok %v), want 1", pid, n, ok)
+		}
+	}
+	if _, ok := runningThreads("999999999"); ok {
+		t.Error("a process that does not exist read as running threads")
+	}
+	if _, ok := othersRunning(append(pids, 999999999)); !ok {
+		t.Error("othersRunning failed on a list with a process gone")
 	}
 }

@@ -409,8 +409,9 @@ type Health struct {
 	Cores int `json:"cores,omitempty"`
 	// Others is how many tasks of other processes were ready to run at
 	// once, on average over the run (the kernel's procs_running, less the
-	// process's own running threads, sampled every 50 ms): the machine's
-	// demand besides lockbench. From Cores up, other processes alone could
+	// running threads of the process and of the run's node processes on
+	// the machine, sampled every 50 ms): the machine's demand besides
+	// lockbench. A node process leaves it to its coordinator (-1). From Cores up, other processes alone could
 	// keep every core busy, and lockbench got at most about half of the
 	// CPU it asked for. -1 where the kernel does not say.
 	Others float64 `json:"others"`
@@ -440,6 +441,10 @@ type Health struct {
 	// embedded server, which runs inside this process: its slowness is
 	// the process's own. Zero for other servers.
 	ServerPingMax int64 `json:"server_ping_max_ns,omitempty"`
+	// ServerClockStepMax is the longest step of the embedded server's
+	// clock (servers.SteppedClock): a lease set on it may have run out
+	// that much before its time. Zero for other servers.
+	ServerClockStepMax int64 `json:"server_clock_step_max_ns,omitempty"`
 	// Starved are the spans of the run (ns since its start) in which the
 	// harness stood still for StarvedAt or longer at once.
 	Starved []Span `json:"starved,omitempty"`
@@ -459,6 +464,15 @@ type Span struct {
 	To   int64 `json:"to"`
 }
 
+// LeaseSlack is how far the harness's own hold-ups may have moved a
+// lease's timing at once: the longest it stood still (its stall timer,
+// the Go scheduler), or the longest step of the embedded server's clock,
+// by which a lease on it may run out early. A holder's timing is judged
+// on its lease only beyond it.
+func (h *Health) LeaseSlack() int64 {
+	return max(h.StallMax, h.SchedMax, h.ServerClockStepMax)
+}
+
 // Merge folds o, a node's health, into h: h's figures become the worst of
 // both, its starved spans the union, and o is listed in h.Nodes.
 func (h *Health) Merge(o Health) {
@@ -471,6 +485,7 @@ func (h *Health) Merge(o Health) {
 	h.GCPauseMax = max(h.GCPauseMax, o.GCPauseMax)
 	h.GCPauseTotal = max(h.GCPauseTotal, o.GCPauseTotal)
 	h.ServerPingMax = max(h.ServerPingMax, o.ServerPingMax)
+	h.ServerClockStepMax = max(h.ServerClockStepMax, o.ServerClockStepMax)
 	h.Starved = append(h.Starved, o.Starved...)
 	slices.SortFunc(h.Starved, func(a, b Span) int { return cmp.Compare(a.From, b.From) })
 	o.Nodes = nil

@@ -26,7 +26,7 @@ type stallWatch struct {
 func (w *stallWatch) start() {
 	w.end()
 	t0 := time.Now()
-	w.m = health.Start(func() int64 { return int64(time.Since(t0)) })
+	w.m = health.Start(func() int64 { return int64(time.Since(t0)) }, nil)
 }
 
 // end ends the window, if one is open, and keeps its largest stall: the

@@ -53,6 +53,24 @@ func DialCluster(ctx context.Context, addrs []string, password string) (*Cluster
 	return c, nil
 }
 
+// WatchClock implements SteppedClock: the longest step of any of the
+// cluster's servers whose clock moves in steps (none: zero).
+func (c *Cluster) WatchClock() func() time.Duration {
+	var stops []func() time.Duration
+	for _, s := range c.servers {
+		if sc, ok := s.(SteppedClock); ok {
+			stops = append(stops, sc.WatchClock())
+		}
+	}
+	return func() time.Duration {
+		var longest time.Duration
+		for _, stop := range stops {
+			longest = max(longest, stop())
+		}
+		return longest
+	}
+}
+
 // Servers returns the cluster's servers, the main one first.
 func (c *Cluster) Servers() []Backend { return c.servers }
 

@@ -1102,6 +1102,24 @@ func (co *coordinator) clockError() int64 {
 	return e
 }
 
+// localNodes are the PIDs of the run's nodes that are processes of this
+// machine's (children; not containers), as they are now: a node started
+// again has a new one. None without a coordinator.
+func (r *run) localNodes() []int {
+	if r.coord == nil {
+		return nil
+	}
+	var pids []int
+	for _, rn := range r.coord.nodes {
+		if _, proc, live := rn.current(); live {
+			if c, ok := proc.(*child); ok {
+				pids = append(pids, c.pid())
+			}
+		}
+	}
+	return pids
+}
+
 // mergeHealth folds every node's own health into h.
 func (co *coordinator) mergeHealth(h *history.Health) {
 	for _, rn := range co.nodes {
@@ -1114,6 +1132,12 @@ func (co *coordinator) mergeHealth(h *history.Health) {
 			// container), which reads this one's monotonic clock.
 			nh := *rn.health
 			nh.Discount(rn.stops, int64(health.Tick))
+			if _, ok := rn.proc.(*child); ok {
+				// A child counts the coordinator and its sibling nodes as
+				// other processes; the coordinator, on the same machine,
+				// leaves them out (localNodes), and its figure stands.
+				nh.Others = -1
+			}
 			h.Merge(nh)
 		}
 		rn.mu.Unlock()

@@ -161,7 +161,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 				sale, cancel = context.WithTimeout(sale, time.Duration(m.T0+int64(t)-monoclock.Now()))
 				defer cancel()
 			}
-			ns.mon = health.Start(ns.r.now)
+			ns.mon = health.Start(ns.r.now, nil)
 			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
 			ns.r.goSafe(func() { ns.report(stats) })
 		case nodeproto.Buyer:

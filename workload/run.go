@@ -377,7 +377,8 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 
 	r.started, r.base = time.Now(), monoclock.Now()
-	r.health = health.Start(r.now)
+	r.health = health.Start(r.now, r.localNodes)
+	clockSteps := r.watchClock()
 	if r.coord != nil {
 		r.coord.start()
 	}
@@ -399,6 +400,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	<-watched
 	duration := r.now()
 	hl := r.health.Stop(-1)
+	hl.ServerClockStepMax = int64(clockSteps())
 	var nodeErr error
 	if r.coord != nil {
 		nodeErr = r.coord.finish()

@@ -87,3 +87,14 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 		}
 	}
 }
+
+// watchClock starts measuring the steps of the run's Redis's clock when
+// it moves in steps (the embedded server's, servers.SteppedClock); the
+// function it returns stops and returns the longest, zero for any other
+// server.
+func (r *run) watchClock() func() time.Duration {
+	if c, ok := r.cfg.Servers.Redis.(servers.SteppedClock); ok {
+		return c.WatchClock()
+	}
+	return func() time.Duration { return 0 }
+}

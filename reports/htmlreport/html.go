@@ -693,6 +693,9 @@ func healthRows(h *history.Health) ([]healthRow, string) {
 		rows = append(rows, healthRow{Name: "embedded server ping, longest", Value: dur(h.ServerPingMax),
 			Bound: reports.FormatMicros(checker.PingBound.Microseconds()), Over: h.ServerPingMax >= int64(checker.PingBound)})
 	}
+	if h.ServerClockStepMax > 0 {
+		rows = append(rows, healthRow{Name: "embedded server clock step, longest", Value: dur(h.ServerClockStepMax), Bound: "⅓ of the lease"})
+	}
 	if n := len(h.Starved); n > 0 {
 		var longest, total int64
 		for _, s := range h.Starved {

@@ -1,0 +1,149 @@
+package servers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/servers"
+)
+
+// embedded starts an embedded server and a client of it, both closed when
+// the test ends.
+func embedded(t *testing.T) (*servers.Embedded, *redis.Client) {
+	t.Helper()
+	e, err := servers.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	c := redis.NewClient(&redis.Options{Addr: e.Addr(), Protocol: 2, MaxRetries: -1, PoolSize: 64})
+	t.Cleanup(func() { c.Close() })
+	return e, c
+}
+
+// burn keeps every core busy until the test ends, so that the server's
+// ticking goroutine waits for a core as on a busy machine.
+func burn(t *testing.T) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for x := 0; !stop.Load(); x++ {
+				if x%1_000_000 == 0 {
+					runtime.Gosched() // cooperative, yet always ready to run
+				}
+			}
+		})
+	}
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
+}
+
+// TestEmbeddedLeaseEarlyWithinStep: a lease on the embedded server runs
+// out early by no more than the longest step of its clock that
+// WatchClock measured (and the millisecond a lease is set in), with
+// every core kept busy beside it so that the steps stretch. Each lease is
+// set by SET NX PX from a try sent at t0, and taken over by another's SET
+// NX answered at t1: it ran out by t1, so it lived at most t1-t0, and
+// the lease less that is how early it ran out at least.
+func TestEmbeddedLeaseEarlyWithinStep(t *testing.T) {
+	const lease = 100 * time.Millisecond
+	srv, c := embedded(t)
+	burn(t)
+	watch := srv.WatchClock()
+	ctx := t.Context()
+	var mu sync.Mutex
+	var early time.Duration // the most a lease ran out early
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			key := fmt.Sprint("lease:", i)
+			for round := range 5 {
+				t0 := time.Now()
+				if ok, err := c.SetNX(ctx, key, "first", lease).Result(); err != nil || !ok {
+					errs <- fmt.Errorf("%s round %d: first SET NX: %v, %v", key, round, ok, err)
+					return
+				}
+				for {
+					ok, err := c.SetNX(ctx, key, "second", time.Millisecond).Result()
+					t1 := time.Now()
+					if err != nil {
+						errs <- err
+						return
+					}
+					if ok {
+						mu.Lock()
+						early = max(early, lease-t1.Sub(t0))
+						mu.Unlock()
+						break
+					}
+				}
+				// The second lease runs out in a millisecond, so the next
+				// round's first SET NX finds the key gone.
+				for {
+					n, err := c.Exists(ctx, key).Result()
+					if err != nil {
+						errs <- err
+						return
+					}
+					if n == 0 {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	step := watch()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("the clock's longest step %v; a lease ran out early by %v at most", step, early)
+	if step <= 0 {
+		t.Fatalf("no step of the clock measured")
+	}
+	if early > step+time.Millisecond {
+		t.Errorf("a lease ran out %v early, beyond the clock's longest step %v (and a millisecond)", early, step)
+	}
+}
+
+// TestEmbeddedPause: a command sent during a pause is answered only when
+// the pause is over, and keys run out meanwhile in real time, as on a
+// real server under CLIENT PAUSE ALL.
+func TestEmbeddedPause(t *testing.T) {
+	srv, c := embedded(t)
+	ctx := t.Context()
+	watch := srv.WatchClock()
+	if err := c.Set(ctx, "short", "v", 100*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now() // the pause ends a second after this, or later
+	if err := srv.Pause(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Get(ctx, "short").Err()
+	answered := time.Since(before)
+	step := watch()
+	if answered < time.Second {
+		t.Errorf("answered %v after a pause of 1s began", answered)
+	}
+	switch {
+	case step >= 900*time.Millisecond:
+		t.Logf("the clock stood still %v at once: whether the key ran out is not judged", step)
+	case !errors.Is(err, redis.Nil):
+		t.Errorf("GET of a 100 ms key after a 1 s pause: %v, want it gone", err)
+	}
+	if err := c.Ping(context.WithoutCancel(ctx)).Err(); err != nil {
+		t.Errorf("ping after the pause: %v", err)
+	}
+}
