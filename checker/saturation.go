@@ -82,9 +82,9 @@ func saturation(h *history.History) []string {
 
 // StuckShare: a run cut by --timeout whose last stretch without any
 // progress (no lock taken, no read, write or release answered) is this
-// many times the longest stall the harness measured, and a second or
-// more, was stuck, not slow: a starved harness still moves, in steps no
-// longer than its stalls. Its liveness failure stands, saturated or not.
+// many times the harness's lease slack (the longest it, or the embedded
+// server's clock, stood still), and a second or more, was stuck, not
+// slow: a starved harness still moves, in steps no longer than those. Its liveness failure stands, saturated or not.
 const StuckShare = 4
 
 // stuck says, when the run was cut by --timeout after a stretch without
@@ -108,7 +108,7 @@ func stuck(h *history.History) string {
 	if gap < time.Second || gap < StuckShare*stall {
 		return ""
 	}
-	return fmt.Sprintf("nothing progressed in the last %v of the run, over %d times the longest stall the harness measured (%v): the lock was stuck, not the harness slow", round(gap), StuckShare, round(stall))
+	return fmt.Sprintf("nothing progressed in the last %v of the run, over %d times the longest the harness or the embedded server's clock stood still (%v): the lock was stuck, not the harness slow", round(gap), StuckShare, round(stall))
 }
 
 // Advice says what to change when the harness was saturated.

@@ -131,7 +131,7 @@ func (r *Report) judge(h *history.History, opts Options) {
 	}
 	if r.Lock.FIFO && r.Lock.Overtakes > 0 {
 		o := r.Lock.FirstOvertake
-		r.fail("first-come order broken: %s beyond the %v the clocks and the harness's stalls explain (first: buyer %d asked at %s and got the lock at %s, while buyer %d, asking at %s, waited until %s)",
+		r.fail("first-come order broken: %s beyond the %v the clocks and the harness's lease slack explain (first: buyer %d asked at %s and got the lock at %s, while buyer %d, asking at %s, waited until %s)",
 			words.Count(r.Lock.Overtakes, "overtake"), fairnessMargin(h)+time.Duration(slackOf(h)), o.Behind.Client, seconds(o.Behind.From, 3), seconds(o.Behind.To, 3), o.Ahead.Client, seconds(o.Ahead.From, 3), seconds(o.Ahead.To, 3))
 	} else if r.Lock.Status != NotApplicable && r.Lock.Overtakes > 0 {
 		o := r.Lock.FirstOvertake

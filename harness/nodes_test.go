@@ -260,6 +260,14 @@ func TestProcessPauseIsNoStall(t *testing.T) {
 	if hl == nil || len(hl.Nodes) != h.Header.Nodes {
 		t.Fatalf("health %+v: want one part per node (%d)", hl, h.Header.Nodes)
 	}
+	// A node process would count the coordinator and its sibling as other
+	// processes: it leaves that figure to the coordinator, which leaves
+	// the nodes out of it.
+	for i, n := range hl.Nodes {
+		if n.Others != -1 {
+			t.Errorf("node %d measured %v other processes' tasks, want -1 (the coordinator's figure)", i, n.Others)
+		}
+	}
 	t.Logf("shortest pause %v; stall max %v (nodes %v, %v)", time.Duration(shortest), time.Duration(hl.StallMax), time.Duration(hl.Nodes[0].StallMax), time.Duration(hl.Nodes[1].StallMax))
 	if hl.StallMax < bound {
 		for _, s := range run.Saturation {

@@ -140,11 +140,18 @@ func othersRunning(own []int) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	for _, pid := range own {
-		n, _ := runningThreads(strconv.Itoa(pid)) // a process gone has none
-		mine += n
+	return float64(max(0, all-mine-runningOf(own))), true
+}
+
+// runningOf is how many threads of the processes pids are running or
+// ready to run; a process gone has none.
+func runningOf(pids []int) int {
+	n := 0
+	for _, pid := range pids {
+		k, _ := runningThreads(strconv.Itoa(pid))
+		n += k
 	}
-	return float64(max(0, all-mine)), true
+	return n
 }
 
 // runningThreads is how many threads of process pid ("self" for this

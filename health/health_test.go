@@ -116,6 +116,9 @@ func TestOwnProcessesNotOthers(t *testing.T) {
 			t.Fatalf("busy child %d: %d threads running (ok %v), want 1", pid, n, ok)
 		}
 	}
+	if n := runningOf(append(pids, 999999999)); n != 2 {
+		t.Errorf("the busy children and a process gone: %d threads running, want 2", n)
+	}
 	if _, ok := runningThreads("999999999"); ok {
 		t.Error("a process that does not exist read as running threads")
 	}

@@ -411,9 +411,10 @@ type Health struct {
 	// once, on average over the run (the kernel's procs_running, less the
 	// running threads of the process and of the run's node processes on
 	// the machine, sampled every 50 ms): the machine's demand besides
-	// lockbench. A node process leaves it to its coordinator (-1). From Cores up, other processes alone could
-	// keep every core busy, and lockbench got at most about half of the
-	// CPU it asked for. -1 where the kernel does not say.
+	// lockbench. From Cores up, other processes alone could keep every
+	// core busy, and lockbench got at most about half of the CPU it asked
+	// for. -1 where the kernel does not say, and for a node process,
+	// which leaves the figure to its coordinator.
 	Others float64 `json:"others"`
 	// StallMax is the longest a timer that should fire every few
 	// milliseconds woke late: how long the whole process, or its

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/internal/servertest"
 	"github.com/lockbench/lockbench/locks"
+	"github.com/lockbench/lockbench/servers"
 )
 
 // TestMain drops go-redis's own log lines (a pool's refused dials while a
@@ -72,38 +72,42 @@ var backends = []backend{
 	{name: "redis", start: redistest.Start},
 }
 
-// startEmbedded starts miniredis on a free loopback port with its clock
-// driven in real time, as servers.StartEmbedded does (locks cannot import
-// workload), so that leases expire as on a real server.
+// startEmbedded starts the embedded server the CLI defaults to, kept in
+// embeddedClocks until the test ends, so that a stallWatch counts the
+// steps of its clock (a lease on it may run out early by one).
 func startEmbedded(t testing.TB) string {
 	t.Helper()
-	m := miniredis.NewMiniRedis()
-	if err := m.StartAddr("127.0.0.1:0"); err != nil {
-		t.Fatalf("starting miniredis: %v", err)
+	e, err := servers.StartEmbedded()
+	if err != nil {
+		t.Fatalf("starting the embedded server: %v", err)
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-stop:
-				return
-			case now := <-tick.C:
-				m.SetTime(now)
-				m.FastForward(now.Sub(last))
-				last = now
-			}
-		}
-	}()
+	embeddedClocks.Store(e, struct{}{})
 	t.Cleanup(func() {
-		close(stop)
-		<-done
-		m.Close()
+		embeddedClocks.Delete(e)
+		e.Close()
 	})
-	return m.Addr()
+	return e.Addr()
+}
+
+// embeddedClocks holds every embedded server the tests run now.
+var embeddedClocks sync.Map
+
+// watchEmbeddedClocks starts watching the clocks of every embedded server
+// the tests run now (those of other tests too: it only ever widens); the
+// function it returns stops and returns the longest step.
+func watchEmbeddedClocks() func() time.Duration {
+	var stops []func() time.Duration
+	embeddedClocks.Range(func(k, _ any) bool {
+		stops = append(stops, k.(*servers.Embedded).WatchClock())
+		return true
+	})
+	return func() time.Duration {
+		var longest time.Duration
+		for _, stop := range stops {
+			longest = max(longest, stop())
+		}
+		return longest
+	}
 }
 
 // server is one running backend and an administrative client to look at

@@ -18,7 +18,8 @@ const stallTries = 3
 type stallWatch struct {
 	margin time.Duration
 	m      *health.Monitor
-	stall  time.Duration // the largest stall of the ended window
+	clock  func() time.Duration // stops watching the embedded servers' clocks
+	stall  time.Duration        // the largest stall of the ended window
 }
 
 // start begins the window, ending any window already open without
@@ -27,17 +28,21 @@ func (w *stallWatch) start() {
 	w.end()
 	t0 := time.Now()
 	w.m = health.Start(func() int64 { return int64(time.Since(t0)) }, nil)
+	w.clock = watchEmbeddedClocks()
 }
 
 // end ends the window, if one is open, and keeps its largest stall: the
-// longer of the stall timer's lateness and the Go scheduler's latency.
+// longest of the stall timer's lateness, the Go scheduler's latency and
+// a step of an embedded server's clock (the lease slack, as a run
+// measures it: history.Health.LeaseSlack).
 func (w *stallWatch) end() {
 	if w.m == nil {
 		return
 	}
 	h := w.m.Stop(-1)
+	h.ServerClockStepMax = int64(w.clock())
 	w.m = nil
-	w.stall = max(w.stall, time.Duration(max(h.StallMax, h.SchedMax)))
+	w.stall = max(w.stall, time.Duration(h.LeaseSlack()))
 }
 
 // judge ends the window and skips the try when the process stood still

@@ -55,10 +55,13 @@ type Embedded struct {
 	stop chan struct{}
 	done sync.WaitGroup
 
-	mu          sync.Mutex
-	watchers    map[*time.Duration]struct{} // each WatchClock's longest step so far
-	started     time.Time                   // the clock pausedUntil counts from
-	pausedUntil atomic.Int64                // when the last Pause ends, in ns since started
+	mu       sync.Mutex
+	watchers map[*time.Duration]struct{} // each WatchClock's longest step so far
+
+	started     time.Time    // the clock lastStep and pausedUntil count from
+	lastStep    atomic.Int64 // when the step under way read the clock, in ns since started
+	pausedUntil atomic.Int64 // when the last Pause ends, in ns since started
+	clients     sync.Map     // *server.Peer of every client connection: what Pause holds
 }
 
 // StartEmbedded starts an embedded server on a free loopback port.
@@ -109,6 +112,7 @@ func (e *Embedded) tick() {
 		// The tick's own time is when it fired, stale by however long this
 		// goroutine waited to run: the clock is read now.
 		now := time.Now()
+		e.lastStep.Store(int64(now.Sub(e.started)))
 		e.m.SetTime(now)
 		e.m.FastForward(now.Sub(last))
 		e.stepped(time.Since(last))
@@ -132,10 +136,12 @@ func (e *Embedded) WatchClock() func() time.Duration {
 	e.watchers[w] = struct{}{}
 	e.mu.Unlock()
 	return func() time.Duration {
+		// The step under way counts as far as it went.
+		going := time.Since(e.started) - time.Duration(e.lastStep.Load())
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		delete(e.watchers, w)
-		return *w
+		return max(*w, going)
 	}
 }
 
@@ -169,9 +175,21 @@ func (e *Embedded) Pause(_ context.Context, d time.Duration) error {
 	}
 }
 
-// waitPause is the server's hook before every command: it holds the
-// command until the server's pause is over, and lets it run.
-func (e *Embedded) waitPause(*server.Peer, string, ...string) bool {
+// waitPause is the server's hook before every command: it holds a
+// client's command until the server's pause is over, and lets it run.
+// A script's own calls pass the hook too, under the server's lock: they
+// are never held (the script holding the lock through the pause would
+// stop the clock with it). A client's connection is told from a script's
+// call by its first command, which comes before miniredis gives the
+// connection a context (a script's calls carry their caller's).
+func (e *Embedded) waitPause(p *server.Peer, _ string, _ ...string) bool {
+	if _, ok := e.clients.Load(p); !ok {
+		if p.Ctx != nil {
+			return false // a script's call
+		}
+		e.clients.Store(p, struct{}{})
+		p.OnDisconnect(func() { e.clients.Delete(p) })
+	}
 	for {
 		left := time.Duration(e.pausedUntil.Load()) - time.Since(e.started)
 		if left <= 0 {
@@ -185,6 +203,9 @@ func (e *Embedded) waitPause(*server.Peer, string, ...string) bool {
 // comes back on the same address with no data, as a Redis without
 // persistence does after a restart.
 func (e *Embedded) Restart(context.Context) error {
+	// A restarted server listens before its hook is set again: the pause
+	// is waited out first, so that no command slips through it.
+	time.Sleep(time.Duration(e.pausedUntil.Load()) - time.Since(e.started))
 	e.m.Close()
 	e.m.FlushAll()
 	if err := e.m.Restart(); err != nil {

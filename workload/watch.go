@@ -89,11 +89,14 @@ func (r *run) watch(ctx context.Context, lose context.CancelCauseFunc) {
 }
 
 // watchClock starts measuring the steps of the run's Redis's clock when
-// it moves in steps (the embedded server's, servers.SteppedClock); the
-// function it returns stops and returns the longest, zero for any other
-// server.
+// it moves in steps (the embedded server's, servers.SteppedClock) and
+// the sale's leases live there; the function it returns stops and
+// returns the longest. Zero for any other server, and for a lock on
+// another kind of server (etcd, ZooKeeper, SQL), whose Redis holds only
+// the inventory.
 func (r *run) watchClock() func() time.Duration {
-	if c, ok := r.cfg.Servers.Redis.(servers.SteppedClock); ok {
+	elsewhere := len(r.cfg.Sale.Needs().Without(servers.KindRedis, servers.KindRedisServers, servers.KindRedisReplica, servers.KindTarget)) > 0
+	if c, ok := r.cfg.Servers.Redis.(servers.SteppedClock); ok && !elsewhere {
 		return c.WatchClock()
 	}
 	return func() time.Duration { return 0 }
