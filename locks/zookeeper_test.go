@@ -117,7 +117,7 @@ type nopLog struct{}
 func (nopLog) Printf(string, ...any) {}
 
 // testZKNoHerd queues waiters behind a holder, then lets them through one
-// by one: each release must wake exactly the one waiter behind it, not
+// by one: each release must wake the one waiter behind it at most, not
 // every waiter (the herd effect source 002 avoids).
 func testZKNoHerd(t *testing.T, addr string, im locks.Impl) {
 	key := lockKey(t)
@@ -146,8 +146,12 @@ func testZKNoHerd(t *testing.T, addr string, im locks.Impl) {
 	}
 	release(t, first, nil)
 	wg.Wait()
-	if got := locks.ZKWakeups(a) + locks.ZKWakeups(b); got != waiters {
-		t.Errorf("waiters woken %d times for %d releases, want one wake-up each", got, waiters)
+	// A waiter whose node is made but whose watch is not yet set when the
+	// node before it goes finds its way clear without a wake-up (seen
+	// beside a loaded machine: 19 for 20 releases). A herd wakes every
+	// waiter left at each release: 210 for 20.
+	if got := locks.ZKWakeups(a) + locks.ZKWakeups(b); got > waiters || got == 0 {
+		t.Errorf("waiters woken %d times for %d releases, want one wake-up each at most (and some)", got, waiters)
 	}
 }
 
