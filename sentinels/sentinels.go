@@ -270,7 +270,11 @@ func (t *Topology) waitSentinels(ctx context.Context) error {
 				return false, err
 			}
 			kv := pairs(m)
-			return kv["num-slaves"] == strconv.Itoa(len(t.servers)-1) && kv["num-other-sentinels"] == strconv.Itoa(len(t.addrs)-1), nil
+			if kv["num-slaves"] == strconv.Itoa(len(t.servers)-1) && kv["num-other-sentinels"] == strconv.Itoa(len(t.addrs)-1) {
+				return true, nil
+			}
+			// Said when the wait runs out.
+			return false, fmt.Errorf("the Sentinel at %s knew %s replicas and %s other Sentinels", a, kv["num-slaves"], kv["num-other-sentinels"])
 		})
 		if err != nil {
 			return err

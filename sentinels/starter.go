@@ -74,6 +74,30 @@ func Ping(ctx context.Context, addr string) error {
 	return c.Ping(ctx).Err()
 }
 
+// PingProcess is Ping that also makes sure the server answering is
+// process pid (INFO's process_id). Two starts may be given the same free
+// port: the second's process fails to bind and exits, but the first's
+// server answers its PING meanwhile, and would be taken for its own.
+// Then the error wraps ErrExited, and the start is tried on another port
+// once its process is gone.
+func PingProcess(ctx context.Context, addr string, pid int) error {
+	if err := Ping(ctx, addr); err != nil {
+		return err
+	}
+	c := redis.NewClient(options(addr))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return err
+	}
+	if got := field(info, "process_id"); got != strconv.Itoa(pid) {
+		return fmt.Errorf("%w: %s answers as process %s, not %d: another server has its port", ErrExited, addr, got, pid)
+	}
+	return nil
+}
+
 // local starts redis-server and redis-sentinel as child processes, their
 // files in a directory of their own.
 type local struct {
@@ -126,7 +150,7 @@ func (s *local) start(ctx context.Context, name string, port int, cmd *exec.Cmd)
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := p.Wait(name, addr, startTimeout, 20*time.Millisecond, func() error { return Ping(ctx, addr) }); err != nil {
+	if err := p.Wait(name, addr, startTimeout, 20*time.Millisecond, func() error { return PingProcess(ctx, addr, p.Pid()) }); err != nil {
 		p.Kill()
 		return nil, err
 	}

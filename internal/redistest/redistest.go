@@ -73,7 +73,7 @@ func start(t testing.TB, bin string, port int, addr string) (string, error) {
 		return "", err
 	}
 	err = p.Wait("redis-server", addr, startTimeout, 20*time.Millisecond, func() error {
-		return sentinels.Ping(context.Background(), addr)
+		return sentinels.PingProcess(context.Background(), addr, p.Pid())
 	})
 	if err != nil {
 		return "", err
