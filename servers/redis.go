@@ -62,6 +62,7 @@ type Embedded struct {
 	lastStep    atomic.Int64 // when the step under way read the clock, in ns since started
 	pausedUntil atomic.Int64 // when the last Pause ends, in ns since started
 	clients     sync.Map     // *server.Peer of every client connection: what Pause holds
+	closed      atomic.Bool  // Close was called: the clock stands still for good
 }
 
 // StartEmbedded starts an embedded server on a free loopback port.
@@ -136,8 +137,11 @@ func (e *Embedded) WatchClock() func() time.Duration {
 	e.watchers[w] = struct{}{}
 	e.mu.Unlock()
 	return func() time.Duration {
-		// The step under way counts as far as it went.
-		going := time.Since(e.started) - time.Duration(e.lastStep.Load())
+		// The step under way counts as far as it went (none after Close).
+		var going time.Duration
+		if !e.closed.Load() {
+			going = time.Since(e.started) - time.Duration(e.lastStep.Load())
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		delete(e.watchers, w)
@@ -217,6 +221,7 @@ func (e *Embedded) Restart(context.Context) error {
 
 // Close implements Backend.
 func (e *Embedded) Close() error {
+	e.closed.Store(true)
 	close(e.stop)
 	e.done.Wait()
 	e.m.Close()
