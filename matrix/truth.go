@@ -279,7 +279,7 @@ const (
 const renewLeaseWhy = "safe while the lock renews its lease before it runs out: it renews at a third (watchdog, spin, multi, rw, fair) or half (redislock) of the lease, so a stall of the holder's node longer than the rest of the lease (half of it at least, 1 s here) lets a renewal come too late. Measured with the matrix's 200 ms lease on a loaded machine: redislock's refresh came too late and the cell measured overlap, oversell; with a 1 s lease under stress-ng --cpu 8 on 2 cores (load 26-30), stalls of 0.7-1 s made 4 of 18 seeds miss (each rerun twice, then inconclusive). A stall of a third of the lease or more marks the run saturated: it is rerun, and inconclusive if it still misses, never a difference"
 
 // fairExpireWhy says when the fair lock's expire cell overlaps.
-const fairExpireWhy = "measured on a machine that gives lockbench its CPU: an overlap in every seed (embedded seeds 1-3, redis-server seed 1). Beside stress-ng --cpu 8 on 2 cores no seed overlapped, each tried three times, with the fault's default wait and with 3 s (for=3s): the head of the fair queue did not take the deleted key while the holder waited, so the cell is inconclusive (harness saturated) there, never a difference. Why the queue holds back under load is not yet known"
+const fairExpireWhy = "measured on a machine that gives lockbench its CPU: an overlap in every seed (embedded seeds 1-3, redis-server seed 1). Beside stress-ng --cpu 8 on 2 cores no seed overlapped, each tried three times, with the fault's default wait and with 3 s (for=3s): the head of the fair queue did not take the deleted key while the holder waited, so the cell is inconclusive (harness saturated) there, never a difference. In a CI-like run at a load of 5-9 (2026-11-26), seed 4 of 5 on redis-server showed no overlap with the harness not saturated: the cell asks for an overlap in most seeds, one at least. Why the queue holds back under load is not yet known"
 
 // deadlockTimeout bounds the sales of the cells that expect a deadlock:
 // the matrix's sale ends in about a second when nothing is stuck, so a
@@ -381,7 +381,7 @@ var truth = []Cell{
 	{Impl: "fair", TTL: steadyLease, Want: Safe, Why: steadyLeaseWhy},
 	{Impl: "fair", Fault: "pause-holder", Want: Expect{Label: "overlap, oversell (most runs)", Lock: Must, Data: Must, Sometimes: true}, Why: fairPauseWhy},
 	{Impl: "fair", Fault: "slow-holder", TTL: renewLease, Params: renewFor, Want: Safe, Why: renewLeaseWhy},
-	{Impl: "fair", Fault: "expire", Want: Overlap, Why: fairExpireWhy},
+	{Impl: "fair", Fault: "expire", Want: Expect{Label: "overlap (most runs)", Lock: Must, Sometimes: true}, Why: fairExpireWhy},
 	{Impl: "fair", Fault: "crash-holder", Timeout: deadlockTimeout, Want: Expect{Label: "safe, or a stall", Lock: MustNot, Data: MustNot}, Why: fairCrashWhy},
 	{Impl: "fair", Fault: "server-pause", TTL: pauseLease, Want: DataSafe, Why: serverPauseWhy},
 	{Impl: "fair", Fault: "partition", Timeout: deadlockTimeout, Want: Expect{Label: "overlap (most runs), or a stall", Lock: Must, Sometimes: true}, Why: fairPartitionWhy},
