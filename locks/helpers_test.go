@@ -96,18 +96,12 @@ var embeddedClocks sync.Map
 // the tests run now (those of other tests too: it only ever widens); the
 // function it returns stops and returns the longest step.
 func watchEmbeddedClocks() func() time.Duration {
-	var stops []func() time.Duration
+	var clocks []servers.SteppedClock
 	embeddedClocks.Range(func(k, _ any) bool {
-		stops = append(stops, k.(*servers.Embedded).WatchClock())
+		clocks = append(clocks, k.(*servers.Embedded))
 		return true
 	})
-	return func() time.Duration {
-		var longest time.Duration
-		for _, stop := range stops {
-			longest = max(longest, stop())
-		}
-		return longest
-	}
+	return servers.WatchClocks(clocks...)
 }
 
 // server is one running backend and an administrative client to look at

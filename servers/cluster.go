@@ -56,11 +56,22 @@ func DialCluster(ctx context.Context, addrs []string, password string) (*Cluster
 // WatchClock implements SteppedClock: the longest step of any of the
 // cluster's servers whose clock moves in steps (none: zero).
 func (c *Cluster) WatchClock() func() time.Duration {
-	var stops []func() time.Duration
+	var clocks []SteppedClock
 	for _, s := range c.servers {
 		if sc, ok := s.(SteppedClock); ok {
-			stops = append(stops, sc.WatchClock())
+			clocks = append(clocks, sc)
 		}
+	}
+	return WatchClocks(clocks...)
+}
+
+// WatchClocks watches the steps of every clock of cs at once: the
+// function it returns stops every watch and returns the longest step of
+// any (zero for none).
+func WatchClocks(cs ...SteppedClock) func() time.Duration {
+	stops := make([]func() time.Duration, len(cs))
+	for i, c := range cs {
+		stops[i] = c.WatchClock()
 	}
 	return func() time.Duration {
 		var longest time.Duration
