@@ -178,9 +178,10 @@ func anchor(a holdRef, t int64) int64 {
 // the harness's health is unknown, or its lease slack reached a third of
 // the lease (it stood still that long at once, or the embedded server's
 // clock stepped that far: a renewal sent every third of the lease may
-// then come too late); or a renewal was still on its way when the lease ran
-// out (from is the lease's last setting, so it ran out at from+lease). A
-// renewal loop delayed by shorter stalls still renews within the lease.
+// then come too late); or a renewal was still on its way when the lease
+// ran out (from is the lease's last setting, so it ran out at
+// from+lease). A renewal loop delayed by shorter stalls still renews
+// within the lease.
 func explained(h *history.History, a *history.Op, from, to int64) bool {
 	for _, f := range h.Faults {
 		end := f.End

@@ -84,7 +84,8 @@ func saturation(h *history.History) []string {
 // progress (no lock taken, no read, write or release answered) is this
 // many times the harness's lease slack (the longest it, or the embedded
 // server's clock, stood still), and a second or more, was stuck, not
-// slow: a starved harness still moves, in steps no longer than those. Its liveness failure stands, saturated or not.
+// slow: a starved harness still moves, in steps no longer than those.
+// Its liveness failure stands, saturated or not.
 const StuckShare = 4
 
 // stuck says, when the run was cut by --timeout after a stretch without

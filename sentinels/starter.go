@@ -62,6 +62,12 @@ var ErrExited = serverproc.ErrExited
 // dials first: go-redis logs every refused dial, and a server that is
 // starting refuses a few.
 func Ping(ctx context.Context, addr string) error {
+	return ask(ctx, addr, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
+}
+
+// ask dials addr, then, when it accepts, asks the server there through a
+// client of its own, within half a second.
+func ask(ctx context.Context, addr string, f func(context.Context, *redis.Client) error) error {
 	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 	if err != nil {
 		return err
@@ -71,7 +77,7 @@ func Ping(ctx context.Context, addr string) error {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	return c.Ping(ctx).Err()
+	return f(ctx, c)
 }
 
 // PingProcess is Ping that also makes sure the server answering is
@@ -81,21 +87,17 @@ func Ping(ctx context.Context, addr string) error {
 // Then the error wraps ErrExited, and the start is tried on another port
 // once its process is gone.
 func PingProcess(ctx context.Context, addr string, pid int) error {
-	if err := Ping(ctx, addr); err != nil {
-		return err
-	}
-	c := redis.NewClient(options(addr))
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		return err
-	}
-	if got := field(info, "process_id"); got != strconv.Itoa(pid) {
-		return fmt.Errorf("%w: %s answers as process %s, not %d: another server has its port", ErrExited, addr, got, pid)
-	}
-	return nil
+	// INFO answers as PING does, and names the process.
+	return ask(ctx, addr, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "server").Result()
+		if err != nil {
+			return err
+		}
+		if got := field(info, "process_id"); got != strconv.Itoa(pid) {
+			return fmt.Errorf("%w: %s answers as process %s, not %d: another server has its port", ErrExited, addr, got, pid)
+		}
+		return nil
+	})
 }
 
 // local starts redis-server and redis-sentinel as child processes, their
