@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,5 +202,58 @@ func TestEmbeddedPause(t *testing.T) {
 	}
 	if err := c.Ping(context.WithoutCancel(ctx)).Err(); err != nil {
 		t.Errorf("ping after the pause: %v", err)
+	}
+}
+
+// TestEmbeddedConnections: a client of the process reaches the embedded
+// server over a socket pair, is closed by a restart as a TCP client is
+// (its pool takes a new connection, and the restarted server has no
+// data), and is refused once the server is closed; a client by address
+// reaches it over TCP.
+func TestEmbeddedConnections(t *testing.T) {
+	ctx := context.Background()
+	e, err := servers.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := redis.NewClient(e.Options())
+	defer c.Close()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	conn := c.Conn()
+	defer conn.Close()
+	if err := conn.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tcp := redis.NewClient(servers.ClientOptions(e.Addr(), ""))
+	defer tcp.Close()
+	if v, err := tcp.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("by address: %q, %v; want v", v, err)
+	}
+
+	if err := e.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Ping(ctx).Err(); err == nil {
+		t.Error("a connection held across the restart still answers; want it closed")
+	}
+	if v, err := c.Get(ctx, "k").Result(); err != redis.Nil {
+		t.Errorf("after the restart: %q, %v; want a new connection and no key", v, err)
+	}
+
+	e2, err := servers.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := redis.NewClient(e2.Options())
+	defer c2.Close()
+	if err := c2.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e2.Close()
+	if err := redis.NewClient(e2.Options()).Ping(ctx).Err(); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a closed server: %v; want connection refused", err)
 	}
 }

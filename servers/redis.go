@@ -3,9 +3,12 @@ package servers
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -52,6 +55,7 @@ func ClientOptions(addr, password string) *redis.Options {
 // longest step of that clock (see SteppedClock).
 type Embedded struct {
 	m    *miniredis.Miniredis
+	addr string // host:port, the same after a restart
 	stop chan struct{}
 	done sync.WaitGroup
 
@@ -61,18 +65,42 @@ type Embedded struct {
 	started     time.Time    // the clock lastStep and pausedUntil count from
 	lastStep    atomic.Int64 // when the step under way read the clock, in ns since started
 	pausedUntil atomic.Int64 // when the last Pause ends, in ns since started
-	clients     sync.Map     // *server.Peer of every client connection: what Pause holds
-	closed      atomic.Bool  // Close was called: the clock stands still for good
+	clients     sync.Map     // *server.Peer of every client connection -> *clientState: what Pause holds
+	scripts     *scripts     // runs the clients' scripts; nil: miniredis does
+
+	life   sync.RWMutex                  // held by Restart and Close, and read by dial: no connection to a server going down
+	down   bool                          // closed, or not restarted: dial refuses
+	srv    atomic.Pointer[server.Server] // m's server, nil while it restarts or once closed (miniredis's m.Server() is read unlocked)
+	closed atomic.Bool                   // Close was called: the clock stands still for good
 }
 
 // StartEmbedded starts an embedded server on a free loopback port.
-func StartEmbedded() (*Embedded, error) {
+func StartEmbedded() (*Embedded, error) { return startEmbedded(true) }
+
+// startEmbedded starts an embedded server whose scripts run on a kept
+// Lua state (keep) or, as miniredis runs them, each on a new one.
+func startEmbedded(keep bool) (*Embedded, error) {
 	m := miniredis.NewMiniRedis()
 	if err := m.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("%w: embedded server: %v", ErrUnreachable, err)
 	}
-	e := &Embedded{m: m, stop: make(chan struct{}), watchers: map[*time.Duration]struct{}{}, started: time.Now()}
-	m.Server().SetPreHook(e.waitPause)
+	e := &Embedded{m: m, addr: m.Addr(), stop: make(chan struct{}), watchers: map[*time.Duration]struct{}{}, started: time.Now()}
+	e.srv.Store(m.Server())
+	if keep {
+		s, err := newScripts(m, e.srv.Load)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		e.scripts = s
+	}
+	m.Server().SetPreHook(e.hook)
+	if e.scripts != nil {
+		if err := e.scripts.boot(m.Server()); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
 	e.done.Add(1)
 	go e.tick()
 	return e, nil
@@ -160,10 +188,59 @@ func (e *Embedded) InProcess() {}
 func (e *Embedded) Version() string { return "miniredis" }
 
 // Options implements Backend.
-func (e *Embedded) Options() *redis.Options { return ClientOptions(e.m.Addr(), "") }
+func (e *Embedded) Options() *redis.Options {
+	o := ClientOptions(e.addr, "")
+	o.Dialer = e.dial
+	return o
+}
+
+// dial connects a client of this process to the embedded server over a
+// Unix socket pair, which costs the process a third of what a loopback
+// TCP connection does per command (no TCP stack); the server serves it
+// as a client that came through its port. Another address (a fault's
+// proxy in front of the server) is dialled over TCP. The connection is a
+// socket, so go-redis's check of an idle connection works as on TCP, and
+// a restart closes it as it closes a TCP client's.
+func (e *Embedded) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if addr != e.addr {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("embedded server: socket pair: %w", err)
+	}
+	var ends [2]net.Conn
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "embedded server")
+		c, err := net.FileConn(f) // a copy of the descriptor
+		f.Close()
+		if err != nil {
+			if i == 0 {
+				syscall.Close(fds[1])
+			} else {
+				ends[0].Close()
+			}
+			return nil, fmt.Errorf("embedded server: socket pair: %w", err)
+		}
+		ends[i] = c
+	}
+	// A server that is down (Close, or Restart under way) refuses, as its
+	// port would; Restart waits for a dial under way.
+	e.life.RLock()
+	defer e.life.RUnlock()
+	srv := e.srv.Load()
+	if e.down || srv == nil {
+		ends[0].Close()
+		ends[1].Close()
+		return nil, fmt.Errorf("embedded server at %s: %w", addr, syscall.ECONNREFUSED)
+	}
+	srv.ServeConn(ends[1])
+	return ends[0], nil
+}
 
 // Addr is the embedded server's address.
-func (e *Embedded) Addr() string { return e.m.Addr() }
+func (e *Embedded) Addr() string { return e.addr }
 
 // Pause implements Pauser: the embedded server stops answering for d,
 // as a real server under CLIENT PAUSE ALL: every command waits, one
@@ -179,25 +256,44 @@ func (e *Embedded) Pause(_ context.Context, d time.Duration) error {
 	}
 }
 
-// waitPause is the server's hook before every command: it holds a
-// client's command until the server's pause is over, and lets it run.
+// hook is the server's hook before every command: it holds a client's
+// command until the server's pause is over, then lets it run or runs it
+// (a script, see scripts).
+//
 // A script's own calls pass the hook too, under the server's lock: they
 // are never held (the script holding the lock through the pause would
 // stop the clock with it). A client's connection is told from a script's
 // call by its first command, which comes before miniredis gives the
 // connection a context (a script's calls carry their caller's).
-func (e *Embedded) waitPause(p *server.Peer, _ string, _ ...string) bool {
-	if _, ok := e.clients.Load(p); !ok {
+func (e *Embedded) hook(p *server.Peer, cmd string, args ...string) bool {
+	st, ok := e.clients.Load(p)
+	if !ok {
 		if p.Ctx != nil {
+			if e.scripts != nil {
+				e.scripts.seeCall(p)
+			}
 			return false // a script's call
 		}
-		e.clients.Store(p, struct{}{})
+		if e.scripts != nil && e.scripts.isOwn(p) {
+			return false
+		}
+		st = &clientState{}
+		e.clients.Store(p, st)
 		p.OnDisconnect(func() { e.clients.Delete(p) })
 	}
+	e.waitPause()
+	if e.scripts == nil {
+		return false
+	}
+	return e.scripts.hook(p, st.(*clientState), cmd, args)
+}
+
+// waitPause returns when the server's pause is over.
+func (e *Embedded) waitPause() {
 	for {
 		left := time.Duration(e.pausedUntil.Load()) - time.Since(e.started)
 		if left <= 0 {
-			return false
+			return
 		}
 		time.Sleep(left)
 	}
@@ -210,12 +306,17 @@ func (e *Embedded) Restart(context.Context) error {
 	// A restarted server listens before its hook is set again: the pause
 	// is waited out first, so that no command slips through it.
 	time.Sleep(time.Duration(e.pausedUntil.Load()) - time.Since(e.started))
+	e.life.Lock()
+	defer e.life.Unlock()
+	e.srv.Store(nil)
 	e.m.Close()
 	e.m.FlushAll()
 	if err := e.m.Restart(); err != nil {
+		e.down = true
 		return fmt.Errorf("%w: embedded server restart: %v", ErrUnreachable, err)
 	}
-	e.m.Server().SetPreHook(e.waitPause) // a restarted server's hook is miniredis's own again
+	e.m.Server().SetPreHook(e.hook) // a restarted server's hook is miniredis's own again
+	e.srv.Store(e.m.Server())
 	return nil
 }
 
@@ -224,6 +325,10 @@ func (e *Embedded) Close() error {
 	e.closed.Store(true)
 	close(e.stop)
 	e.done.Wait()
+	e.life.Lock()
+	defer e.life.Unlock()
+	e.down = true
+	e.srv.Store(nil)
 	e.m.Close()
 	return nil
 }
