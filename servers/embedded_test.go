@@ -203,6 +203,26 @@ func TestEmbeddedPause(t *testing.T) {
 	if err := c.Ping(context.WithoutCancel(ctx)).Err(); err != nil {
 		t.Errorf("ping after the pause: %v", err)
 	}
+
+	// A script is held as any command (the embedded server runs it itself,
+	// see servers/scripts.go), by EVAL as by EVALSHA.
+	script := redis.NewScript("return redis.call('INCR', KEYS[1])")
+	if err := script.Load(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []func() error{
+		func() error { return script.EvalSha(ctx, c, []string{"n"}).Err() },
+		func() error { return script.Eval(ctx, c, []string{"n"}).Err() },
+	} {
+		before := time.Now()
+		if err := srv.Pause(ctx, 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		err := run()
+		if answered := time.Since(before); err != nil || answered < 300*time.Millisecond {
+			t.Errorf("a script during a pause of 300ms: %v, answered after %v", err, answered)
+		}
+	}
 }
 
 // TestEmbeddedConnections: a client of the process reaches the embedded
@@ -247,13 +267,16 @@ func TestEmbeddedConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer e2.Close() // again: a second Close does nothing
 	c2 := redis.NewClient(e2.Options())
 	defer c2.Close()
 	if err := c2.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	e2.Close()
-	if err := redis.NewClient(e2.Options()).Ping(ctx).Err(); !errors.Is(err, syscall.ECONNREFUSED) {
+	c3 := redis.NewClient(e2.Options())
+	defer c3.Close()
+	if err := c3.Ping(ctx).Err(); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("a closed server: %v; want connection refused", err)
 	}
 }

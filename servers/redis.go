@@ -311,6 +311,10 @@ func (e *Embedded) Restart(context.Context) error {
 	e.srv.Store(nil)
 	e.m.Close()
 	e.m.FlushAll()
+	// Until the hook is set again, the restarted server answers every
+	// command with an error, as a Redis loading its data does: a client
+	// served before the hook would otherwise pass it for good.
+	e.m.SetError("LOADING the embedded server is restarting")
 	if err := e.m.Restart(); err != nil {
 		e.down = true
 		return fmt.Errorf("%w: embedded server restart: %v", ErrUnreachable, err)
@@ -322,7 +326,9 @@ func (e *Embedded) Restart(context.Context) error {
 
 // Close implements Backend.
 func (e *Embedded) Close() error {
-	e.closed.Store(true)
+	if e.closed.Swap(true) {
+		return nil // closed already
+	}
 	close(e.stop)
 	e.done.Wait()
 	e.life.Lock()

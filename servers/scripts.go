@@ -42,23 +42,27 @@ type scripts struct {
 	m      *miniredis.Miniredis
 	server func() *server.Server // m's server, nil while it restarts or once closed
 
-	mu      sync.Mutex                    // guards srcs and protos
-	srcs    map[string]string             // sha1 -> source, of every script a client loaded or ran
+	mu      sync.Mutex                    // guards srcs, protos and flushes
+	srcs    map[string]string             // sha1 -> source, of every script a client loaded or ran without error
 	protos  map[string]*lua.FunctionProto // sha1 -> compiled
+	flushes int                           // SCRIPT FLUSHes so far: a script run across one is not kept
 	nested  atomic.Value                  // miniredis's context of a script's call (any), for ours
 	bootSHA string                        // the script nested was taken from (its errors name it)
 	own     sync.Map                      // *server.Peer this engine dispatches on: the hook passes them
 
 	// Used only under the server's lock, by one script at a time.
-	l     *lua.LState
-	out   bytes.Buffer
-	wr    *bufio.Writer
-	rd    *bufio.Reader
-	sha   string                // the running script's
-	srv   *server.Server        // the running script's server
-	peer  *server.Peer          // the running script's client
-	funcs map[string]lua.LValue // the redis table's functions and constants
-	redis *lua.LTable           // the redis table, its entries set again for each script
+	running  bool          // a script runs (and may have let the lock go, waiting in a blocking command)
+	guard    *lua.LTable   // the globals' metatable, set again before each script
+	guardFns [2]lua.LValue // its __newindex and __index
+	l        *lua.LState
+	out      bytes.Buffer
+	wr       *bufio.Writer
+	rd       *bufio.Reader
+	sha      string                // the running script's
+	srv      *server.Server        // the running script's server
+	peer     *server.Peer          // the running script's client
+	funcs    map[string]lua.LValue // the redis table's functions and constants
+	redis    *lua.LTable           // the redis table, its entries set again for each script
 }
 
 // clientState is what the hook knows of a client connection, read and
@@ -67,7 +71,7 @@ type scripts struct {
 type clientState struct {
 	multi      bool // between MULTI and EXEC or DISCARD: scripts are queued, miniredis's job
 	subscribed bool // in pub/sub mode: miniredis refuses scripts
-	otherDB    bool // SELECTed another database than 0: scripts run there, miniredis's job
+	otherDB    bool // may be on another database than 0 (SELECT, kept until a SELECT 0 outside MULTI): miniredis's job
 }
 
 // bootScript is run by miniredis once, so that its call of PING shows
@@ -182,6 +186,13 @@ func (s *scripts) newState() (*lua.LState, error) {
 		l.Close()
 		return nil, fmt.Errorf("embedded server: Lua global guard: %v", err)
 	}
+	guard, ok := l.GetMetatable(l.G.Global).(*lua.LTable)
+	if !ok {
+		l.Close()
+		return nil, fmt.Errorf("embedded server: Lua global guard: no metatable")
+	}
+	s.guard = guard
+	s.guardFns = [2]lua.LValue{guard.RawGetString("__newindex"), guard.RawGetString("__index")}
 	return l, nil
 }
 
@@ -198,11 +209,17 @@ func (s *scripts) hook(p *server.Peer, st *clientState, cmd string, args []strin
 	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE":
 		st.subscribed = true
 	case "SELECT":
-		if len(args) == 1 {
-			st.otherDB = args[0] != "0"
+		// A SELECT in MULTI may be discarded: only one outside it is
+		// sure to take the client back to 0.
+		if len(args) != 1 || args[0] != "0" {
+			st.otherDB = true
+		} else if !st.multi {
+			st.otherDB = false
 		}
 	case "SCRIPT":
-		s.scriptCmd(st, args)
+		if !st.multi {
+			return s.scriptCmd(p, args)
+		}
 	case "EVAL", "EVALSHA":
 		if st.multi || st.subscribed || st.otherDB || len(args) < 2 {
 			return false
@@ -212,23 +229,38 @@ func (s *scripts) hook(p *server.Peer, st *clientState, cmd string, args []strin
 	return false
 }
 
-// scriptCmd follows SCRIPT LOAD and SCRIPT FLUSH, which miniredis answers.
-func (s *scripts) scriptCmd(st *clientState, args []string) {
+// scriptCmd follows a client's SCRIPT LOAD, which miniredis answers, and
+// runs its SCRIPT FLUSH: miniredis's first, then the engine's, so that
+// no script the client flushed is left here (a script run across the
+// flush is not kept). It returns whether it answered the command.
+func (s *scripts) scriptCmd(p *server.Peer, args []string) bool {
 	if len(args) == 0 {
-		return
+		return false
 	}
 	switch strings.ToUpper(args[0]) {
 	case "LOAD":
-		if len(args) == 2 && !st.multi {
+		if len(args) == 2 {
 			s.mu.Lock()
 			s.srcs[sha1Hex(args[1])] = args[1]
 			s.mu.Unlock()
 		}
 	case "FLUSH":
+		srv := s.server()
+		if srv == nil || len(args) > 2 || len(args) == 2 && !strings.EqualFold(args[1], "SYNC") && !strings.EqualFold(args[1], "ASYNC") {
+			return false // miniredis says what is wrong
+		}
+		if _, err := s.dispatch(srv, append([]string{"SCRIPT"}, args...)...); err != nil {
+			p.WriteError(err.Error())
+			return true
+		}
 		s.mu.Lock()
 		s.srcs, s.protos = map[string]string{}, map[string]*lua.FunctionProto{}
+		s.flushes++
 		s.mu.Unlock()
+		p.WriteOK()
+		return true
 	}
+	return false
 }
 
 // eval runs a client's script, when it compiles and its arguments are
@@ -248,6 +280,7 @@ func (s *scripts) eval(p *server.Peer, isEval bool, args []string) bool {
 	}
 	proto := s.protos[sha]
 	_, known := s.srcs[sha]
+	flushes := s.flushes
 	s.mu.Unlock()
 	if proto == nil {
 		chunk, err := parse.Parse(strings.NewReader(src), "<string>")
@@ -266,30 +299,50 @@ func (s *scripts) eval(p *server.Peer, isEval bool, args []string) bool {
 	if srv == nil {
 		return false // closed, or restarting
 	}
-	if isEval && !known {
-		// miniredis keeps the scripts it ran, for SCRIPT EXISTS: it is
-		// given this one too.
-		if _, err := s.dispatch(srv, "SCRIPT", "LOAD", src); err != nil {
-			return false
-		}
-	}
 	s.mu.Lock()
-	s.srcs[sha], s.protos[sha] = src, proto
+	s.protos[sha] = proto
 	s.mu.Unlock()
 
 	s.m.Lock()
-	defer s.m.Unlock()
-	s.run(p, srv, sha, proto, args[2:2+nkeys], args[2+nkeys:])
+	if s.running {
+		// A script of the engine waits in a blocking command, which let
+		// the lock go: this one goes to miniredis, on a state of its own.
+		s.m.Unlock()
+		return false
+	}
+	s.running = true
+	ok := s.run(p, srv, sha, proto, args[2:2+nkeys], args[2+nkeys:])
+	s.running = false
+	s.m.Unlock()
+
+	if ok && isEval && !known {
+		// As miniredis, a script run without error is kept, for EVALSHA
+		// and SCRIPT EXISTS; miniredis is given it too.
+		if _, err := s.dispatch(srv, "SCRIPT", "LOAD", src); err != nil {
+			return true
+		}
+		s.mu.Lock()
+		if s.flushes == flushes {
+			s.srcs[sha] = src
+		}
+		s.mu.Unlock()
+	}
 	return true
 }
 
 // run runs a compiled script under the server's lock and writes its
-// reply to p.
-func (s *scripts) run(p *server.Peer, srv *server.Server, sha string, proto *lua.FunctionProto, keys, argv []string) {
+// reply to p; false when the script raised an error.
+func (s *scripts) run(p *server.Peer, srv *server.Server, sha string, proto *lua.FunctionProto, keys, argv []string) bool {
 	l := s.l
 	s.sha = sha
 	g := l.G.Global
 	s.srv, s.peer = srv, p
+	// The guard as made, whatever the last script did to it.
+	s.guard.RawSetString("__newindex", s.guardFns[0])
+	s.guard.RawSetString("__index", s.guardFns[1])
+	if l.GetMetatable(g) != s.guard {
+		l.SetMetatable(g, s.guard)
+	}
 	g.RawSetString("KEYS", stringsTable(l, keys))
 	g.RawSetString("ARGV", stringsTable(l, argv))
 	for name, f := range s.funcs {
@@ -304,10 +357,11 @@ func (s *scripts) run(p *server.Peer, srv *server.Server, sha string, proto *lua
 	if err != nil {
 		l.SetTop(0)
 		p.WriteError("ERR Error compiling script (new function): " + err.Error()) // miniredis's words
-		return
+		return false
 	}
 	writeReply(l, p, l.Get(1))
 	l.SetTop(0)
+	return true
 }
 
 // stringsTable is a Lua array of ss.

@@ -2,6 +2,8 @@ package servers
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -83,15 +85,46 @@ var scriptSteps = []struct {
 		{"EVAL", "return 2", 0},
 	}},
 	{"script cache", [][]any{
-		{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0},
+		{"EVALSHA", shaOf("return 'cached'"), 0},
 		{"EVAL", "return 'cached'", 0},
-		{"EVALSHA", "0b6d0e6b8de1dbd1e1f3ac8dbc7a8e6b6f8d7bd7", 0},
+		{"EVALSHA", shaOf("return 'cached'"), 0},
+		{"SCRIPT", "EXISTS", shaOf("return 'cached'")},
 		{"SCRIPT", "LOAD", "return ARGV[1]"},
-		{"EVALSHA", "e5d8c9a7b7f2a8eaf6d8d4d14e4e4bd2fa8a3a26", 0, "x"},
-		{"SCRIPT", "EXISTS", "e5d8c9a7b7f2a8eaf6d8d4d14e4e4bd2fa8a3a26"},
+		{"EVALSHA", shaOf("return ARGV[1]"), 0, "x"},
+		{"SCRIPT", "EXISTS", shaOf("return ARGV[1]"), shaOf("return 'never'")},
+		{"EVAL", "error('boom')", 0},
+		{"SCRIPT", "EXISTS", shaOf("error('boom')")},
+		{"EVALSHA", shaOf("error('boom')"), 0},
 		{"SCRIPT", "FLUSH"},
-		{"EVALSHA", "e5d8c9a7b7f2a8eaf6d8d4d14e4e4bd2fa8a3a26", 0, "x"},
+		{"EVALSHA", shaOf("return ARGV[1]"), 0, "x"},
+		{"EVALSHA", shaOf("return 'cached'"), 0},
+		{"SCRIPT", "EXISTS", shaOf("return 'cached'")},
+		{"SCRIPT", "FLUSH", "NOW"},
 		{"SCRIPT", "LOAD", "return 1 +"},
+		{"EVALSHA", shaOf("return 1 +"), 0},
+	}},
+	{"state left by a script", [][]any{
+		{"EVAL", "setmetatable(_G, nil); return 1", 0},
+		{"EVAL", "leak = 'x'; return leak", 0},
+		{"EVAL", "getmetatable(_G).__newindex = nil; return 1", 0},
+		{"EVAL", "leak = 'y'; return leak", 0},
+		{"EVAL", "KEYS = nil; ARGV = nil; redis = nil; return 1", 0},
+		{"EVAL", "return {KEYS[1], ARGV[1], redis.call('PING')}", 1, "k", "a"},
+		{"EVAL", "redis.call = function() return 'forged' end; return 1", 0},
+		{"EVAL", "return redis.call('ECHO', 'real')", 0},
+		{"EVAL", "local t = {} for i = 1, 300000 do t[i] = i end return select('#', unpack(t))", 0},
+		{"EVAL", "return coroutine.yield(1)", 0},
+		{"EVAL", "local function f() return f() + 1 end return f()", 0},
+		{"EVAL", "return 9", 0},
+	}},
+	{"a subscribed client", [][]any{
+		{"SUBSCRIBE", "ch"},
+		{"EVAL", "return 1", 0},
+	}},
+	{"RESP3 asked by a script", [][]any{
+		{"EVAL", "redis.setresp(3); return redis.call('HGETALL', KEYS[1])", 1, "h"},
+		{"HSET", "h", "f", "v"},
+		{"HGETALL", "h"},
 	}},
 	{"scripts in a transaction", [][]any{
 		{"MULTI"},
@@ -107,7 +140,22 @@ var scriptSteps = []struct {
 		{"GET", "d:k"},
 		{"EVAL", "return redis.call('GET', KEYS[1])", 1, "d:k"},
 		{"EVAL", "redis.call('SELECT', 0); return redis.call('GET', KEYS[1])", 1, "d:k"},
+		{"SELECT", "1"},
+		{"MULTI"},
+		{"SELECT", "0"},
+		{"DISCARD"},
+		{"EVAL", "return redis.call('SET', KEYS[1], 'still in 1')", 1, "d:j"},
+		{"GET", "d:j"},
+		{"SELECT", "0"},
+		{"GET", "d:j"},
+		{"EVAL", "return redis.call('GET', KEYS[1])", 1, "d:j"},
 	}},
+}
+
+// shaOf is the SHA1 digest EVALSHA names src by.
+func shaOf(src string) string {
+	h := sha1.Sum([]byte(src))
+	return hex.EncodeToString(h[:])
 }
 
 // reply is what a command got: its value and its error's text.
@@ -207,12 +255,25 @@ func TestScriptsOfLockbench(t *testing.T) {
 			k, f := ck.Conn(), cf.Conn()
 			defer k.Close()
 			defer f.Close()
-			keys := []any{name + ":a", name + ":b", name + ":c", name + ":d"}
-			for round, argv := range [][]any{{"30000", "owner:1", "5", "7"}, {"30000", "owner:1", "5", "7"}, {"10", "owner:2", "1", "2"}} {
-				cmd := append(append([]any{"EVAL", string(src), len(keys)}, keys...), argv...)
-				got, want := do(ctx, k, cmd), do(ctx, f, cmd)
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("round %d: kept state %#v, miniredis %#v", round, got, want)
+			// As go-redis's Script sends them: EVALSHA, once loaded; and EVAL.
+			load := []any{"SCRIPT", "LOAD", string(src)}
+			if got, want := do(ctx, k, load), do(ctx, f, load); !reflect.DeepEqual(got, want) {
+				t.Fatalf("SCRIPT LOAD: kept state %#v, miniredis %#v", got, want)
+			}
+			var keys []any
+			for _, call := range []any{"EVALSHA", "EVAL"} {
+				script := any(shaOf(string(src)))
+				if call == "EVAL" {
+					script = string(src)
+				}
+				these := []any{name + ":a:" + call.(string), name + ":b:" + call.(string), name + ":c:" + call.(string), name + ":d:" + call.(string)}
+				keys = append(keys, these...)
+				for round, argv := range [][]any{{"30000", "owner:1", "5", "7"}, {"30000", "owner:1", "5", "7"}, {"10", "owner:2", "1", "2"}} {
+					cmd := append(append([]any{call, script, len(these)}, these...), argv...)
+					got, want := do(ctx, k, cmd), do(ctx, f, cmd)
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s round %d: kept state %#v, miniredis %#v", call, round, got, want)
+					}
 				}
 			}
 			for _, key := range keys {
@@ -270,5 +331,37 @@ func TestScriptsAtomic(t *testing.T) {
 	}
 	if n, err := c.Get(ctx, "n").Int(); err != nil || n != 2*workers*each {
 		t.Fatalf("counter %d (%v); want %d: a script was not atomic", n, err, 2*workers*each)
+	}
+}
+
+// TestScriptsBlockingCall: a script waiting in a blocking command lets
+// the server's lock go (as miniredis does); another script then runs
+// meanwhile, and each gets its own reply. Script A waits for an element
+// that script B pushes (when A is not yet waiting, A finds it at once:
+// the replies are the same).
+func TestScriptsBlockingCall(t *testing.T) {
+	ctx := context.Background()
+	e, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := redis.NewClient(e.Options())
+	defer c.Close()
+	var a any
+	var aErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a, aErr = c.Eval(ctx, "local r = redis.call('BLPOP', KEYS[1], '30'); return {ARGV[1], r}", []string{"q"}, "A").Result()
+	}()
+	time.Sleep(100 * time.Millisecond) // A waits by now, most likely
+	b, bErr := c.Eval(ctx, "redis.call('RPUSH', KEYS[1], 'x'); return {ARGV[1], 'b'}", []string{"q"}, "B").Result()
+	<-done
+	if want := []any{"A", []any{"q", "x"}}; aErr != nil || !reflect.DeepEqual(a, want) {
+		t.Errorf("the waiting script: %#v, %v; want %#v", a, aErr, want)
+	}
+	if want := []any{"B", "b"}; bErr != nil || !reflect.DeepEqual(b, want) {
+		t.Errorf("the script run meanwhile: %#v, %v; want %#v", b, bErr, want)
 	}
 }
