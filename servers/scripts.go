@@ -23,16 +23,17 @@ import (
 // each (seven libraries, the JSON module, the global guard: two thirds
 // of the default run's CPU time). A script runs under the server's lock,
 // as miniredis runs it, so one state serves them all, one at a time;
-// KEYS and ARGV are new for every script, the redis table's entries set
-// again.
+// KEYS and ARGV are new for every script, the redis table's entries and
+// the global guard set again.
 //
 // Its redis.call and redis.pcall pass a command to miniredis with the
 // context miniredis gives a script's own calls (taken from one script
 // miniredis runs at start), so that they run under the lock the script
 // holds. Whatever this engine does not take (EVAL_RO, a client in
 // MULTI, subscribed, on another database, a script that does not
-// compile, bad arguments, an EVALSHA it does not know) goes on to
-// miniredis as before.
+// compile, bad arguments, an EVALSHA it does not know, a script that
+// comes while one of the engine's waits in a blocking command) goes on
+// to miniredis as before.
 //
 // Kept state differs from a new one in one way: a script that changes a
 // library's table (string, math, ...), adds to the redis table, or sets a
