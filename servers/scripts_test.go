@@ -287,18 +287,28 @@ func TestScriptsOfLockbench(t *testing.T) {
 	}
 }
 
+// keptServer starts an embedded server as lockbench runs it and returns
+// a client of it; both are closed when the test ends.
+func keptServer(t *testing.T) *redis.Client {
+	t.Helper()
+	e, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(e.Options())
+	t.Cleanup(func() {
+		c.Close()
+		e.Close()
+	})
+	return c
+}
+
 // TestScriptsAtomic has scripts that read a counter and write it back
 // one more, beside clients that INCR it, on the kept state: no update is
 // lost only if nothing runs between a script's calls.
 func TestScriptsAtomic(t *testing.T) {
 	ctx := context.Background()
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := redis.NewClient(e.Options())
-	defer c.Close()
+	c := keptServer(t)
 	const workers, each = 16, 150
 	bump := redis.NewScript("local v = tonumber(redis.call('GET', KEYS[1]) or '0'); for i = 1, 200 do v = v + 0 end; redis.call('SET', KEYS[1], v + 1); return v + 1")
 	var wg sync.WaitGroup
@@ -341,13 +351,7 @@ func TestScriptsAtomic(t *testing.T) {
 // the replies are the same).
 func TestScriptsBlockingCall(t *testing.T) {
 	ctx := context.Background()
-	e, err := StartEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := redis.NewClient(e.Options())
-	defer c.Close()
+	c := keptServer(t)
 	var a any
 	var aErr error
 	done := make(chan struct{})
