@@ -61,7 +61,7 @@ func (noLease) Release(context.Context) error { return nil }
 
 // TestRWCellsReachAReaderSlip: the workload of the matrix's rw cells
 // reaches a reader let in while a writer holds, one read in ten: the
-// rw/none cell's sale (two items, three buyers in ten reading, a 1 ms
+// rw/none cell's sale (two items, three buyers in ten reading, a 3 ms
 // business step), run with that lock, fails its lock safety in every
 // seed, where the correct rw stays clean (its own cell, in the truth
 // table). The cell's 400 buyers make about 120 reads: one in twenty
