@@ -195,8 +195,8 @@ func (e *Embedded) Options() *redis.Options {
 }
 
 // dial connects a client of this process to the embedded server over a
-// Unix socket pair, which costs the process a third of what a loopback
-// TCP connection does per command (no TCP stack); the server serves it
+// Unix socket pair, which costs the process about half the system time
+// of a loopback TCP connection per command (no TCP stack); the server serves it
 // as a client that came through its port. Another address (a fault's
 // proxy in front of the server) is dialled over TCP. The connection is a
 // socket, so go-redis's check of an idle connection works as on TCP, and
