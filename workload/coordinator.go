@@ -190,6 +190,13 @@ type inflight struct {
 	// delivered is when the buyer was handed to the node: no attempt of
 	// its began before.
 	delivered int64
+	// parked is true while a probe of the buyer's waits for its answer:
+	// the buyer stands still at it, and its records, as that probe
+	// reported them, are current.
+	parked bool
+	// answered is when the buyer's last probe was answered: from then on
+	// it went on, and what it did is known only from its next report.
+	answered int64
 }
 
 func newCoordinator(r *run) *coordinator {
@@ -560,6 +567,7 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 			rn.mu.Lock()
 			if f := rn.inflight[m.Client]; f != nil && m.Client >= 0 {
 				r.mergeAttempt(m.Client, m.Attempt, m.Ops)
+				f.parked = true
 			}
 			rn.mu.Unlock()
 			r.goSafe(func() { rn.probe(l, m) })
@@ -781,6 +789,11 @@ func (rn *remoteNode) probe(l *nodeproto.Link, m *nodeproto.Message) {
 			reply.Err = errCrashedText
 		}
 	}
+	if reply.Err != errCrashedText {
+		rn.mu.Lock()
+		f.parked, f.answered = false, rn.co.r.now()
+		rn.mu.Unlock()
+	}
 	l.Send(reply)
 }
 
@@ -823,7 +836,16 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 		}
 		if attempt >= 0 {
 			crashed = append(crashed, c)
-			r.crashAttempt(c, attempt, start, at)
+			known := at
+			if killed && !f.parked && f.answered > 0 {
+				// A buyer the kill found between two probes (not the
+				// one a fault crashed, which stood at its probe) went on
+				// after its last answer: it may have released since (its
+				// report of that was lost with the node), so it is known
+				// to hold only until that answer.
+				known = max(f.answered, start)
+			}
+			r.crashAttempt(c, attempt, start, known)
 			f.cancel(ErrCrashed)
 			delete(rn.inflight, c)
 		}
