@@ -177,6 +177,13 @@ func do(ctx context.Context, c *redis.Conn, cmd []any) reply {
 	return r
 }
 
+// both sends cmd on k (the kept state's server) and on f (miniredis's
+// engine), and says whether the replies are the same.
+func both(ctx context.Context, k, f *redis.Conn, cmd []any) (got, want reply, same bool) {
+	got, want = do(ctx, k, cmd), do(ctx, f, cmd)
+	return got, want, reflect.DeepEqual(got, want)
+}
+
 // twoServers starts an embedded server with the kept Lua state and one
 // whose scripts miniredis runs, their clocks stopped at the same instant
 // (a script's reply may depend on it), and a client of each.
@@ -222,8 +229,7 @@ func TestScriptsAsMiniredis(t *testing.T) {
 			defer k.Close()
 			defer f.Close()
 			for _, cmd := range tc.cmds {
-				got, want := do(ctx, k, cmd), do(ctx, f, cmd)
-				if !reflect.DeepEqual(got, want) {
+				if got, want, same := both(ctx, k, f, cmd); !same {
 					t.Errorf("%v: kept state %#v, miniredis %#v", cmd, got, want)
 				}
 			}
@@ -257,7 +263,7 @@ func TestScriptsOfLockbench(t *testing.T) {
 			defer f.Close()
 			// As go-redis's Script sends them: EVALSHA, once loaded; and EVAL.
 			load := []any{"SCRIPT", "LOAD", string(src)}
-			if got, want := do(ctx, k, load), do(ctx, f, load); !reflect.DeepEqual(got, want) {
+			if got, want, same := both(ctx, k, f, load); !same {
 				t.Fatalf("SCRIPT LOAD: kept state %#v, miniredis %#v", got, want)
 			}
 			var keys []any
@@ -270,16 +276,14 @@ func TestScriptsOfLockbench(t *testing.T) {
 				keys = append(keys, these...)
 				for round, argv := range [][]any{{"30000", "owner:1", "5", "7"}, {"30000", "owner:1", "5", "7"}, {"10", "owner:2", "1", "2"}} {
 					cmd := append(append([]any{call, script, len(these)}, these...), argv...)
-					got, want := do(ctx, k, cmd), do(ctx, f, cmd)
-					if !reflect.DeepEqual(got, want) {
+					if got, want, same := both(ctx, k, f, cmd); !same {
 						t.Errorf("%s round %d: kept state %#v, miniredis %#v", call, round, got, want)
 					}
 				}
 			}
 			for _, key := range keys {
 				dump := []any{"EVAL", "local t = redis.call('TYPE', KEYS[1])['ok']; if t == 'string' then return redis.call('GET', KEYS[1]) elseif t == 'hash' then return redis.call('HGETALL', KEYS[1]) elseif t == 'zset' then return redis.call('ZRANGE', KEYS[1], 0, -1) elseif t == 'list' then return redis.call('LRANGE', KEYS[1], 0, -1) end return t", 1, key}
-				got, want := do(ctx, k, dump), do(ctx, f, dump)
-				if !reflect.DeepEqual(got, want) {
+				if got, want, same := both(ctx, k, f, dump); !same {
 					t.Errorf("key %s after: kept state %#v, miniredis %#v", key, got, want)
 				}
 			}
