@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func processPlan(t *testing.T, impl string, clients int) Plan {
 	if !ok {
 		t.Fatalf("no %s", impl)
 	}
-	l, err := NodeProcesses()
+	l, err := NodeProcesses(2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +81,16 @@ func TestProcessNodesSmoke(t *testing.T) {
 	if run.Health == nil || len(run.Health.Nodes) != h.Header.Nodes {
 		t.Fatalf("health %+v: want one part per node (%d)", run.Health, h.Header.Nodes)
 	}
+	// Each node ran on its share of the machine's CPUs (workload.CPUShare),
+	// unless GOMAXPROCS was set for all.
+	_, set := os.LookupEnv("GOMAXPROCS")
+	share := max(1, runtime.GOMAXPROCS(0)/h.Header.Nodes)
 	for i, nh := range run.Health.Nodes {
 		if nh.Node != i || nh.Elapsed <= 0 || nh.CPUs < 1 {
 			t.Errorf("node %d's health %+v", i, nh)
+		}
+		if !set && nh.CPUs != share {
+			t.Errorf("node %d ran on %d CPUs, want its share, %d", i, nh.CPUs, share)
 		}
 		if nh.StallMax > run.Health.StallMax || nh.CPUWait > run.Health.CPUWait {
 			t.Errorf("node %d's health %+v is worse than the run's %+v", i, nh, run.Health)
@@ -364,7 +372,11 @@ func TestProcessKillSparesReleased(t *testing.T) {
 	defer s.Close()
 	plan := processPlan(t, "test-watchdog-late-report", 400)
 	plan.Workload.Stock, plan.Workload.Workers, plan.Workload.Ramp, plan.Workload.TTL = 300, 20, 500*time.Millisecond, time.Second
-	if plan.Faults, err = faults.Parse("crash-holder:node=0:after=250ms"); err != nil {
+	// Armed at 100-200 ms (seed 1: 200 ms), well inside the ramp, so that
+	// node 0 has a holder to crash however fast the nodes keep up with
+	// the arrivals (at after=250ms it armed at 499 ms, and nodes with
+	// their share of the CPUs had sold to the last arrival by then).
+	if plan.Faults, err = faults.Parse("crash-holder:node=0:after=100ms"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Run(t.Context(), &s.Set, plan)
