@@ -37,6 +37,17 @@ var (
 // Send waits for the peer to read.
 const queueLen = 4096
 
+// Linger is the longest a message queued with Post waits for company
+// before it is written: the messages queued in that time go in one write
+// (one TLS record, one system call on each side) instead of one each.
+const Linger = time.Millisecond
+
+// queued is a message on its way out: later when it may linger (Post).
+type queued struct {
+	m     *Message
+	later bool
+}
+
 // Link is one end of a node's connection: messages go out in order
 // through one writer, and calls wait for the answer with their ID. One
 // goroutine reads it (Recv); any may send, call and answer.
@@ -46,8 +57,10 @@ type Link struct {
 	dec   *gob.Decoder
 	mu    sync.Mutex
 	done  bool
-	out   chan *Message
+	out   chan queued
 	wrote chan struct{}
+	// linger is Linger, or a test's.
+	linger time.Duration
 	// bound ends the waits of Send on a full queue (Bound); stalled is
 	// set when one ended so.
 	bound   <-chan struct{}
@@ -61,27 +74,62 @@ type Link struct {
 // NewLink starts a link on conn; Close ends it.
 func NewLink(conn net.Conn) *Link {
 	in := &frames{r: bufio.NewReader(conn)}
-	l := &Link{conn: conn, in: in, dec: gob.NewDecoder(in), out: make(chan *Message, queueLen), wrote: make(chan struct{}), waiting: map[uint64]chan *Message{}}
+	l := &Link{conn: conn, in: in, dec: gob.NewDecoder(in), out: make(chan queued, queueLen), wrote: make(chan struct{}), linger: Linger, waiting: map[uint64]chan *Message{}}
 	go l.write()
 	return l
 }
 
-// write sends the queued messages, flushing whenever none is waiting.
+// write sends the queued messages, flushing whenever none is waiting,
+// or, when the last one written was posted (Post), once l.linger has
+// passed or a message that may not linger follows.
 func (l *Link) write() {
 	defer close(l.wrote)
 	w := bufio.NewWriterSize(l.conn, 64<<10)
 	enc := gob.NewEncoder(w)
-	for m := range l.out {
-		if err := enc.Encode(m); err != nil {
+	flush := func() {
+		if err := w.Flush(); err != nil {
+			l.conn.Close()
+		}
+	}
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	lingering := false // posted messages wait in w for linger
+	for {
+		var q queued
+		ok := true
+		if lingering {
+			select {
+			case q, ok = <-l.out:
+			case <-linger.C:
+				lingering = false
+				flush()
+				continue
+			}
+		} else {
+			q, ok = <-l.out
+		}
+		if !ok {
+			break
+		}
+		if err := enc.Encode(q.m); err != nil {
 			l.conn.Close()
 			for range l.out {
 			}
 			return
 		}
-		if len(l.out) == 0 {
-			if err := w.Flush(); err != nil {
-				l.conn.Close()
+		switch {
+		case len(l.out) > 0:
+		case q.later:
+			if !lingering {
+				lingering = true
+				linger.Reset(l.linger)
 			}
+		default:
+			if lingering {
+				linger.Stop()
+				lingering = false
+			}
+			flush()
 		}
 	}
 	w.Flush()
@@ -93,18 +141,31 @@ func (l *Link) write() {
 // stopped reading, the link is closed and fails with ErrStalled (Err),
 // and Send returns false.
 func (l *Link) Send(m *Message) bool {
+	return l.queue(queued{m: m})
+}
+
+// Post is Send for a message nothing waits on (a report): it may wait up
+// to Linger in the link for the messages after it, so that they go out
+// together. A message sent (Send) after it takes it along at once, and so
+// does Close.
+func (l *Link) Post(m *Message) bool {
+	return l.queue(queued{m: m, later: true})
+}
+
+// queue is Send and Post.
+func (l *Link) queue(q queued) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
 		return false
 	}
 	select {
-	case l.out <- m:
+	case l.out <- q:
 		return true
 	case <-l.bound:
 	}
 	select {
-	case l.out <- m: // room came as the bound ended
+	case l.out <- q: // room came as the bound ended
 		return true
 	default:
 	}

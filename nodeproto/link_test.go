@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,5 +303,82 @@ func TestSendUnbounded(t *testing.T) {
 	}
 	if err := a.Err(); err != nil {
 		t.Fatalf("Err = %v on a link whose peer reads", err)
+	}
+}
+
+// writes counts the writes to a connection.
+type writes struct {
+	net.Conn
+	n atomic.Int64
+}
+
+func (w *writes) Write(p []byte) (int, error) {
+	w.n.Add(1)
+	return w.Conn.Write(p)
+}
+
+// TestPost: posted messages wait for company and go out in order, in one
+// write with the message sent after them, after the linger on their own,
+// or with the link's close.
+func TestPost(t *testing.T) {
+	tests := []struct {
+		name   string
+		linger time.Duration
+		end    func(a *Link) // what sends the posted messages on
+		writes int64         // 0: not counted
+	}{
+		{"a send takes them along", time.Hour, func(a *Link) { a.Send(&Message{Kind: Stop}) }, 1},
+		{"the linger ends", time.Millisecond, func(*Link) {}, 0},
+		{"close sends them", time.Hour, func(a *Link) { a.Close() }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c1, c2 := net.Pipe()
+			w := &writes{Conn: c1}
+			a, b := NewLink(w), NewLink(c2)
+			t.Cleanup(func() {
+				b.Close()
+				a.Close()
+			})
+			a.linger = tt.linger
+			got := make(chan *Message, 100)
+			go func() {
+				for {
+					m, err := b.Recv()
+					if err != nil {
+						close(got)
+						return
+					}
+					got <- m
+				}
+			}()
+			const n = 50
+			for i := range n {
+				if !a.Post(&Message{Kind: Done, Client: int32(i)}) {
+					t.Fatalf("post %d on an open link: false", i)
+				}
+				// Each one alone in the queue when the writer takes it: a
+				// link that wrote it then would write once per message.
+				for len(a.out) > 0 {
+					time.Sleep(10 * time.Microsecond)
+				}
+				time.Sleep(50 * time.Microsecond)
+			}
+			tt.end(a)
+			for i := range n {
+				m, ok := <-got
+				if !ok {
+					t.Fatalf("message %d: the link ended", i)
+				}
+				if m.Kind != Done || m.Client != int32(i) {
+					t.Fatalf("message %d is %v of client %d, want done of %d", i, m.Kind, m.Client, i)
+				}
+			}
+			if tt.writes > 0 {
+				if got := w.n.Load(); got != tt.writes {
+					t.Errorf("%d messages took %d writes, want %d", n, got, tt.writes)
+				}
+			}
+		})
 	}
 }

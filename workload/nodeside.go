@@ -238,7 +238,7 @@ func (ns *nodeSide) report(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			ns.l.Send(&nodeproto.Message{Kind: nodeproto.Stats, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
+			ns.l.Post(&nodeproto.Message{Kind: nodeproto.Stats, Commands: ns.n.commands.Load(), Unread: ns.r.unread.Load()})
 		}
 	}
 }
@@ -315,12 +315,13 @@ func decodeWorkload(b []byte) (Workload, error) {
 // kill, so nothing of an attempt may happen before the coordinator knows
 // of it. Without faults nothing kills the node, and the start goes ahead
 // of the attempt unanswered (the coordinator treats every buyer of a node
-// lost on its own as begun: see remoteNode.gone).
+// lost on its own as begun: see remoteNode.gone), posted (Post) with the
+// node's other reports.
 func (ns *nodeSide) started(ctx context.Context, c int32, a int16, t int64) error {
 	ns.current[ns.r.slot(c)].Store(int32(a))
 	m := &nodeproto.Message{Kind: nodeproto.Start, Client: c, Attempt: a, T0: t}
 	if !ns.acked {
-		if !ns.l.Send(m) {
+		if !ns.l.Post(m) {
 			return nodeproto.ErrClosed
 		}
 		return nil
@@ -331,11 +332,20 @@ func (ns *nodeSide) started(ctx context.Context, c int32, a int16, t int64) erro
 
 // done sends buyer c's records, whole, once it was answered: its slots up
 // to the last one written (the coordinator's slots past it are as empty).
+// Without faults it is posted (Post) with the node's other reports: what
+// a buyer's report waits for is the end of the sale. Under faults it goes
+// at once, so that a kill of the node a moment later does not take the
+// records of a buyer that was done with it.
 func (ns *nodeSide) done(c int32, ops []history.Op) {
 	for len(ops) > 0 && untouched(&ops[len(ops)-1]) {
 		ops = ops[:len(ops)-1]
 	}
-	ns.l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: append([]history.Op(nil), ops...)})
+	m := &nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: append([]history.Op(nil), ops...)}
+	if ns.acked {
+		ns.l.Send(m)
+		return
+	}
+	ns.l.Post(m)
 }
 
 // probeRelay is a node process's injector: each probe point goes to the
