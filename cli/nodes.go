@@ -22,15 +22,15 @@ func (o *runOpts) nodesFor() (harness.Nodes, error) {
 	n := harness.Nodes{Listen: o.listen, ClockError: o.clockError}
 	switch o.nodeMode {
 	case "process":
-		l, err := harness.NodeProcesses(o.nodes)
+		l, err := harness.NodeProcesses()
 		if err != nil {
 			return n, err
 		}
 		n.Launcher = l
 	case "docker":
 		// The nodes run this binary, mounted into containers of
-		// --node-image that use the host's network, and share its CPUs.
-		n.Launcher = containers.NodeLauncher{Image: o.nodeImage, Env: workload.CPUShare(o.nodes)}
+		// --node-image that use the host's network.
+		n.Launcher = containers.NodeLauncher{Image: o.nodeImage}
 	case "remote":
 		n.Launcher = workload.Remote{}
 		secret, err := o.nodeSecret()

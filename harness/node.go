@@ -16,16 +16,15 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// NodeProcesses launches each of a sale's nodes nodes as a child process
-// of this program's binary, `<program> node …` (cli.Main serves that
-// subcommand with NodeMain; a test binary's TestMain does with IsNode),
-// each with its share of the machine's CPUs (workload.CPUShare).
-func NodeProcesses(nodes int) (workload.Processes, error) {
+// NodeProcesses launches each node as a child process of this program's
+// binary, `<program> node …` (cli.Main serves that subcommand with
+// NodeMain; a test binary's TestMain does with IsNode).
+func NodeProcesses() (workload.Processes, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return workload.Processes{}, fmt.Errorf("%w: cannot find this program to start its nodes: %v", ErrPlan, err)
 	}
-	return workload.Processes{Command: []string{exe, "node"}, Env: workload.CPUShare(nodes)}, nil
+	return workload.Processes{Command: []string{exe, "node"}}, nil
 }
 
 // ServeNode runs one node of a sale whose coordinator runs elsewhere,

@@ -79,9 +79,9 @@ func NewLink(conn net.Conn) *Link {
 	return l
 }
 
-// write sends the queued messages, flushing whenever none is waiting,
-// or, when the last one written was posted (Post), once l.linger has
-// passed or a message that may not linger follows.
+// write sends the queued messages, flushing whenever none is waiting;
+// when every message written since the last flush was posted (Post), once
+// l.linger has passed or a sent one follows.
 func (l *Link) write() {
 	defer close(l.wrote)
 	w := bufio.NewWriterSize(l.conn, 64<<10)
@@ -94,6 +94,7 @@ func (l *Link) write() {
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
 	lingering := false // posted messages wait in w for linger
+	urgent := false    // w holds a sent message, which never waits
 	for {
 		var q queued
 		ok := true
@@ -101,7 +102,7 @@ func (l *Link) write() {
 			select {
 			case q, ok = <-l.out:
 			case <-linger.C:
-				lingering = false
+				lingering, urgent = false, false
 				flush()
 				continue
 			}
@@ -117,9 +118,10 @@ func (l *Link) write() {
 			}
 			return
 		}
+		urgent = urgent || !q.later
 		switch {
 		case len(l.out) > 0:
-		case q.later:
+		case !urgent:
 			if !lingering {
 				lingering = true
 				linger.Reset(l.linger)
@@ -129,6 +131,7 @@ func (l *Link) write() {
 				linger.Stop()
 				lingering = false
 			}
+			urgent = false
 			flush()
 		}
 	}

@@ -366,7 +366,7 @@ func TestPost(t *testing.T) {
 			}
 			tt.end(a)
 			for i := range n {
-				m, ok := <-got
+				m, ok := within(t, got)
 				if !ok {
 					t.Fatalf("message %d: the link ended", i)
 				}
@@ -380,5 +380,57 @@ func TestPost(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// within is the next message of got, failing the test when none comes in
+// a minute: a guard against a message a link never sends, which would
+// hang the test, not a bound on its speed.
+func within(t *testing.T, got <-chan *Message) (*Message, bool) {
+	t.Helper()
+	select {
+	case m, ok := <-got:
+		return m, ok
+	case <-time.After(time.Minute):
+		t.Fatal("no message in a minute: the link holds it")
+		return nil, false
+	}
+}
+
+// TestSendNotHeldByPost: a sent message with a posted one behind it goes
+// out with it at once; it never waits for the posted one's linger.
+func TestSendNotHeldByPost(t *testing.T) {
+	c1, c2 := net.Pipe()
+	a, b := NewLink(c1), NewLink(c2)
+	t.Cleanup(func() {
+		b.Close()
+		a.Close()
+	})
+	a.linger = time.Hour
+	// The pipe holds the writer in its write of the first message until b
+	// reads, so that the two after it are both queued when it takes them.
+	a.Send(&Message{Kind: Buyer, Client: 0})
+	for len(a.out) > 0 {
+		time.Sleep(10 * time.Microsecond)
+	}
+	a.Send(&Message{Kind: Buyer, Client: 1})
+	a.Post(&Message{Kind: Stats, Commands: 2})
+	got := make(chan *Message, 3)
+	go func() {
+		for {
+			m, err := b.Recv()
+			if err != nil {
+				close(got)
+				return
+			}
+			got <- m
+		}
+	}()
+	want := []Kind{Buyer, Buyer, Stats}
+	for i, k := range want {
+		m, ok := within(t, got)
+		if !ok || m.Kind != k {
+			t.Fatalf("message %d: %v (link open %v), want %v", i, m, ok, k)
+		}
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -63,22 +61,6 @@ type Credentials struct {
 // reads (harness.NodeMain).
 func (c Credentials) Env() []string {
 	return []string{nodeproto.TokenEnv + "=" + c.Token, nodeproto.SecretEnv + "=" + c.Secret}
-}
-
-// CPUShare is the environment that gives each of nodes node processes on
-// this machine an equal share of the CPUs this process may use: GOMAXPROCS,
-// at least 1. Together they then run as many goroutines at once as one
-// process of in-process nodes does; each with every CPU, their runtimes'
-// idle threads would compete with the buyers and the server for the same
-// cores (on 2 cores, 2 process nodes without a share sell a spinning lock
-// at 0.66-0.73 of in-process's rate, with 1 each at 0.89-0.99: see
-// docs/measurements.md). Nil when GOMAXPROCS is already set: the user's
-// choice, which the nodes inherit, stands.
-func CPUShare(nodes int) []string {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || nodes < 1 {
-		return nil
-	}
-	return []string{"GOMAXPROCS=" + strconv.Itoa(max(1, runtime.GOMAXPROCS(0)/nodes))}
 }
 
 // Processes launches each node as a child process: Command, then the
