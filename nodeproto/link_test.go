@@ -28,6 +28,23 @@ func pair(t *testing.T) (a, b *Link) {
 	return a, b
 }
 
+// received is what l reads, in order, until it ends, when the channel is
+// closed; it holds n before the reader waits.
+func received(l *Link, n int) <-chan *Message {
+	got := make(chan *Message, n)
+	go func() {
+		for {
+			m, err := l.Recv()
+			if err != nil {
+				close(got)
+				return
+			}
+			got <- m
+		}
+	}()
+	return got
+}
+
 // drain reads l until it ends, answering nothing.
 func drain(l *Link) {
 	go func() {
@@ -341,17 +358,7 @@ func TestPost(t *testing.T) {
 				a.Close()
 			})
 			a.linger = tt.linger
-			got := make(chan *Message, 100)
-			go func() {
-				for {
-					m, err := b.Recv()
-					if err != nil {
-						close(got)
-						return
-					}
-					got <- m
-				}
-			}()
+			got := received(b, 100)
 			const n = 50
 			for i := range n {
 				if !a.Post(&Message{Kind: Done, Client: int32(i)}) {
@@ -415,17 +422,7 @@ func TestSendNotHeldByPost(t *testing.T) {
 	}
 	a.Send(&Message{Kind: Buyer, Client: 1})
 	a.Post(&Message{Kind: Stats, Commands: 2})
-	got := make(chan *Message, 3)
-	go func() {
-		for {
-			m, err := b.Recv()
-			if err != nil {
-				close(got)
-				return
-			}
-			got <- m
-		}
-	}()
+	got := received(b, 3)
 	want := []Kind{Buyer, Buyer, Stats}
 	for i, k := range want {
 		m, ok := within(t, got)
