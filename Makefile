@@ -51,12 +51,14 @@ docker-images: dockerd
 
 # Speed and memory figures, measured: see scripts/bench.sh.
 bench: build
+	$(GO) build -o bin/scriptbench ./internal/scriptbench
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./checker/
 	scripts/bench.sh
 
 # Issue 27's figures only, each a ratio against its anchor measured beside
 # it (redis-benchmark, the ramp, redis-server): REPEATS=3, BIG=1000000.
 bench-ratios: build
+	$(GO) build -o bin/scriptbench ./internal/scriptbench
 	RATIOS=only scripts/bench.sh
 
 lint:

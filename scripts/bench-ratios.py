@@ -12,7 +12,9 @@ Environment: REPEATS (default 3), CLIENTS (default 20000), BIG (buyers of the
 schedule and check figures, default 1000000; 0 skips them), BIG_REPEATS (default 1),
 CHECK_HISTORY (a history for the check figure, instead of recording one of BIG buyers),
 FIGURES (the figures to measure, comma-separated, of script, embedded, process,
-schedule, check; default all).
+schedule, check; default all), SCRIPTBENCH (the go-redis anchor of the script figure,
+default scriptbench beside BIN: make bench builds it from internal/scriptbench),
+PROCESS_IMPLS (the process figure's implementations, default lua,watchdog,atomic).
 """
 import json
 import os
@@ -31,6 +33,8 @@ BIG_REPEATS = int(os.environ.get("BIG_REPEATS", "1"))
 CHECK_HISTORY = os.environ.get("CHECK_HISTORY", "")
 FIGURES = os.environ.get("FIGURES", "script,embedded,process,schedule,check").split(",")
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "sales", "scripts", "atomic_sale.lua")
+PROCESS_IMPLS = os.environ.get("PROCESS_IMPLS", "lua,watchdog,atomic").split(",")
+SCRIPTBENCH = os.environ.get("SCRIPTBENCH", os.path.join(os.path.dirname(BIN), "scriptbench"))
 
 
 def load():
@@ -75,12 +79,20 @@ def summary(label, ratios, detail, loads):
 def sale_vs_script():
     """Figure 1: atomic's sale against redis-benchmark running atomic's own script
     (EVALSHA, 400 connections) and EVAL DECR; client CPU per command against
-    redis-benchmark's."""
+    redis-benchmark's. Each runs the script CLIENTS times, as the sale does once
+    per buyer. Beside them, the same script through go-redis alone (scriptbench:
+    lockbench's client options, 2 clients of 200 connections, nothing else), which
+    splits the figure into go-redis's share and lockbench's."""
     sha = cli("SCRIPT", "LOAD", open(SCRIPT).read())
     rate, cpu_cmd, sale_cmd, decr, rb_rate, rb_cpu, loads = [], [], [], [], [], [], []
+    gr_rate, gr_cpu, lb_gr_rate, lb_gr_cpu = [], [], [], []
+    floor = os.access(SCRIPTBENCH, os.X_OK)
+    if not floor:
+        print(f"{SCRIPTBENCH} not found (go build -o bin/scriptbench ./internal/scriptbench): "
+              "skipping the go-redis anchor", flush=True)
     for i in range(REPEATS):
         loads.append(load())
-        steps = ["lockbench", "script", "decr"]
+        steps = ["lockbench", "script", "decr"] + (["go-redis"] if floor else [])
         if i % 2:
             steps.reverse()
         for s in steps:
@@ -93,13 +105,25 @@ def sale_vs_script():
                 sale_cpu = h["cpu_use"] * h["cpus"] * h["elapsed_ns"] / 1e9 / r["commands"]
             elif s == "script":
                 cli("SET", "lockbench-bench:stock", "1000000000")
-                b_rate, b_cpu = benchmark(2 * CLIENTS, "EVALSHA", sha, "2", "lockbench-bench:stock",
+                b_rate, b_cpu = benchmark(CLIENTS, "EVALSHA", sha, "2", "lockbench-bench:stock",
                                           "lockbench-bench:orders", "__rand_int__")
                 cli("DEL", "lockbench-bench:stock", "lockbench-bench:orders")
+            elif s == "go-redis":
+                cli("SET", "lockbench-bench:stock", "1000000000")
+                out, _, cpu, _ = timed([SCRIPTBENCH, f"--redis=127.0.0.1:{PORT}", f"--script={SCRIPT}",
+                                        f"--requests={CLIENTS}"])
+                g = json.loads(out)
+                g_rate, g_cpu = g["rate"], cpu / g["requests"]
+                cli("DEL", "lockbench-bench:stock", "lockbench-bench:orders")
             else:
-                d_rate, _ = benchmark(2 * CLIENTS, "EVAL", "return redis.call('decr', KEYS[1])", "1",
+                d_rate, _ = benchmark(CLIENTS, "EVAL", "return redis.call('decr', KEYS[1])", "1",
                                       "lockbench-bench:decr")
                 cli("DEL", "lockbench-bench:decr")
+        if floor:
+            gr_rate.append(g_rate / b_rate)
+            gr_cpu.append(g_cpu / b_cpu)
+            lb_gr_rate.append(run_rate / g_rate)
+            lb_gr_cpu.append(run_cpu / g_cpu)
         rate.append(run_rate / b_rate)
         decr.append(run_rate / d_rate)
         cpu_cmd.append(run_cpu / b_cpu)
@@ -113,6 +137,11 @@ def sale_vs_script():
     summary("client CPU per command / redis-benchmark's", cpu_cmd,
             f"(target <= 1.5; redis-benchmark {min(rb_cpu) * 1e6:.1f}-{max(rb_cpu) * 1e6:.1f} us)", loads)
     summary("  the same, the sale alone (health's CPU use)", sale_cmd, "", loads)
+    if floor:
+        summary("go-redis alone (scriptbench) / redis-benchmark: rate", gr_rate, "", loads)
+        summary("  the same: client CPU per command", gr_cpu, "", loads)
+        summary(f"atomic {CLIENTS} --ramp=0 / go-redis alone: rate", lb_gr_rate, "", loads)
+        summary("  the same: client CPU per command", lb_gr_cpu, "", loads)
 
 
 def schedule():
@@ -151,8 +180,10 @@ def embedded_vs_server():
 def process_vs_inproc():
     """Figure 5: process nodes against in-process ones, sales/s on redis-server;
     and the CPU (user+sys, the nodes' processes included) per attempt, which a
-    shared machine's load moves far less than a rate."""
-    for impl in ("lua", "watchdog"):
+    shared machine's load moves far less than a rate. The issue names lua and
+    watchdog; atomic, one command per attempt, is where the nodes' link weighs
+    most."""
+    for impl in PROCESS_IMPLS:
         ratio, cpu, loads = [], [], []
         for i in range(REPEATS):
             loads.append(load())
