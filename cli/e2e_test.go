@@ -220,6 +220,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--faults=pause-holder:for=soon"}, "pause-holder:for=soon"},
 		{[]string{"--faults=clock-skew:node=5", "--clients=10"}, "only 2 nodes"},
 		{[]string{"--command-timeout=0s"}, "--command-timeout"},
+		{[]string{"--impl=lua", "--pipeline=8"}, "--pipeline: lua"},
+		{[]string{"--impl=atomic", "--pipeline=-1"}, "--pipeline: atomic"},
+		{[]string{"--impl=atomic", "--pipeline=8", "--faults=server-pause"}, "--pipeline runs without faults"},
 		// Remote nodes prove the run's secret: the coordinator needs it
 		// given, a node too, never on the command line.
 		{[]string{"--node-mode=remote", "--coordinator-listen=127.0.0.1:7070", "--redis=127.0.0.1:6379"}, "--node-secret-file"},
@@ -227,6 +230,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--node-mode=remote", "--coordinator-listen=127.0.0.1:7070", "--redis=127.0.0.1:6379", "--node-secret-file=testdata"}, "--node-secret-file"},
 		{[]string{"node", "--coordinator=127.0.0.1:7070"}, "LOCKBENCH_NODE_SECRET"},
 		{[]string{"matrix", "--faults=gc"}, "--faults"},
+		{[]string{"matrix", "--pipeline=8"}, "--pipeline applies to runs"},
 		{[]string{"matrix", "--impl=none", "--faults=expire"}, "no cell"},
 		// Malformed server addresses are bad input (2), not unreachable
 		// servers (3), and the message names the flag.

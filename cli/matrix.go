@@ -76,9 +76,10 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 }
 
 // runsOnly are the run's flags the matrix refuses: a cell is judged
-// against the truth table, not a baseline, and the matrix prints cells,
-// not notes (--verbose).
-var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose"}
+// against the truth table, not a baseline, the matrix prints cells, not
+// notes (--verbose), and its cells run faults, which a pipeline does not
+// (--pipeline).
+var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose", "pipeline"}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts

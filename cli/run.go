@@ -53,6 +53,7 @@ type runOpts struct {
 	reads          int // --reads
 	workers        int
 	pool           int
+	pipeline       int    // --pipeline
 	backendKind    string // embedded, redis or docker; resolved by validate
 	redis          string
 	redlockServers int // --redlock-servers
@@ -132,6 +133,10 @@ Examples:
   # lock falls; latency counts from each buyer's scheduled arrival
   lockbench --impl=lua,watchdog --clients=30000 --rate=500/s
 
+  # a million buyers in ten seconds on a real Redis, several buyers' scripts
+  # to a round trip
+  lockbench --impl=atomic --clients=1000000 --stock=250000 --ramp=10s --pipeline=64 --redis=127.0.0.1:6379
+
   # nested acquisition three levels deep inside the critical section
   lockbench --impl=reentrant,watchdog --reentry=3
 
@@ -164,6 +169,7 @@ func runFlags(o *runOpts) *pflag.FlagSet {
 	fs.IntVar(&o.reads, "reads", 0, "percentage of buyers who only read an item's stock (the product page), under rw's read lock; each read is checked against the counter")
 	fs.IntVar(&o.workers, "workers", 200, "request workers per node (Tomcat's default); 0 gives every buyer its own goroutine")
 	fs.IntVar(&o.pool, "pool", 0, "connections per node to the store; 0: one per worker for Redis and HTTP, 16 for MySQL and PostgreSQL (within their servers' default connection limits)")
+	fs.IntVar(&o.pipeline, "pipeline", 0, "with atomic and no faults: up to this many buyers' scripts share one round trip on a node's connection, each still recorded from its start to its own reply; 0: each its own round trip")
 	fs.StringVar(&o.nodeMode, "node-mode", "inproc", "where the nodes run: inproc (goroutines of lockbench), process (each a child process: pause-holder is a SIGSTOP of it, crash-holder a SIGKILL, and it is started again), docker (each in a container: docker pause, docker kill) or remote (nodes started elsewhere with lockbench node dial --coordinator-listen, e.g. a Kubernetes Indexed Job; see docs/kubernetes.md)")
 	fs.StringVar(&o.nodeImage, "node-image", cmp.Or(os.Getenv(containers.NodeImageEnv), containers.NodeImage), "with --node-mode=docker: the image each node's container runs lockbench's own binary in, mounted read-only (default $"+containers.NodeImageEnv+", else "+containers.NodeImage+", which scripts/docker-images.sh builds from the host's libc)")
 	fs.StringVar(&o.listen, "coordinator-listen", "", "with --node-mode=remote: the host:port the coordinator listens on for its nodes (process and docker nodes use a loopback port)")
@@ -258,6 +264,11 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	o.resolveNeeds(impls)
 	if o.specs, err = faults.Parse(o.faults); err != nil {
 		return nil, flagErr("faults", err)
+	}
+	if o.pipeline > 0 && len(o.specs) > 0 {
+		// A fault acts on a buyer's own commands; a pipeline sends them
+		// from connections the node's buyers share.
+		return nil, usageErr("--pipeline runs without faults: drop --faults, or --pipeline")
 	}
 	return impls, o.checkImpls(impls)
 }
@@ -400,9 +411,14 @@ func (o *runOpts) resolveNeeds(impls []harness.Impl) {
 // refusal is the library's, named after the flags that ask for it.
 func (o *runOpts) checkImpls(impls []harness.Impl) error {
 	w := o.workload()
+	shape := w
+	shape.Pipeline = 0
 	for _, im := range impls {
-		if err := workload.Supports(im.Sale, w); err != nil {
+		if err := workload.Supports(im.Sale, shape); err != nil {
 			return usageErr("--items, --cart, --reads: %s", strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
+		}
+		if err := workload.Supports(im.Sale, w); err != nil {
+			return usageErr("--pipeline: %s: %s", im.Name, strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
 		}
 	}
 	for _, im := range impls {
@@ -694,6 +710,7 @@ func (o *runOpts) workload() harness.Workload {
 		Nodes:          o.nodes,
 		Workers:        o.workers,
 		Pool:           o.pool,
+		Pipeline:       o.pipeline,
 		Stock:          o.stock,
 		Attempts:       o.attempts,
 		Ramp:           o.ramp,
@@ -928,6 +945,7 @@ func (o *runOpts) config(impls []harness.Impl) reports.Config {
 		TTL:      reports.Duration(harness.Lease(o.workload(), o.specs)),
 		Hold:     reports.Duration(o.hold),
 		Workers:  o.workers,
+		Pipeline: o.pipeline,
 		Seed:     int64(o.seed),
 		Timeout:  reports.Duration(o.timeout),
 		Faults:   specStrings(o.specs),

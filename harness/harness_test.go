@@ -136,6 +136,18 @@ func TestAvailable(t *testing.T) {
 	if _, err := Run(t.Context(), &s.Set, Plan{Impl: mysql, Workload: Defaults()}); !errors.Is(err, ErrPlan) {
 		t.Errorf("Run of mysql with no MySQL: %v, want ErrPlan", err)
 	}
+	// A pipeline sends buyers' commands from shared connections, which
+	// a fault on one buyer cannot reach.
+	atomic, _ := Lookup("atomic")
+	w := Defaults()
+	w.Pipeline = 8
+	pause, _ := faults.Parse("server-pause")
+	if err := Check(&s.Set, Plan{Impl: atomic, Workload: w, Faults: pause}); !errors.Is(err, ErrPlan) {
+		t.Errorf("a pipeline under faults: %v, want ErrPlan", err)
+	}
+	if err := Check(&s.Set, Plan{Impl: atomic, Workload: w}); err != nil {
+		t.Errorf("a pipeline without faults: %v", err)
+	}
 }
 
 // TestRunAll: every plan is checked before the first sale, so that one

@@ -154,6 +154,12 @@ func Check(set *servers.Set, plan Plan) error {
 	if err := workload.Supports(im.Sale, w); err != nil {
 		return fmt.Errorf("%w: %v", ErrPlan, err)
 	}
+	if w.Pipeline > 0 && len(plan.Faults) > 0 {
+		// A fault acts on a buyer's own commands (its probes, its kill,
+		// its node's pause); a pipeline sends them from a connection the
+		// node's buyers share.
+		return fmt.Errorf("%w: a pipeline runs without faults", ErrPlan)
+	}
 	if l := plan.Nodes.Launcher; l != nil {
 		if err := workload.SupportsNodes(l.Mode(), im.Name, im.Sale, set); err != nil {
 			return fmt.Errorf("%w: %v", ErrPlan, err)

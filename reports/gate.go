@@ -266,6 +266,7 @@ func WorkloadDiffs(a, b Config) []string {
 	diff("ramp", a.Ramp.String(), b.Ramp.String())
 	diff("rate", RateString(a.Rate), RateString(b.Rate))
 	diff("workers", fmt.Sprint(a.Workers), fmt.Sprint(b.Workers))
+	diff("pipeline", fmt.Sprint(a.Pipeline), fmt.Sprint(b.Pipeline))
 	diff("faults", list(a.Faults), list(b.Faults))
 	diff("items", fmt.Sprint(max(1, a.Items)), fmt.Sprint(max(1, b.Items)))
 	diff("cart", fmt.Sprint(max(1, a.Cart)), fmt.Sprint(max(1, b.Cart)))

@@ -303,6 +303,7 @@ func TestWorkloadDiffs(t *testing.T) {
 		{"ramp", with(func(c *Config) { c.Ramp = Duration(2 * time.Second) }), []string{"ramp 1s vs 2s"}},
 		{"a rate where a ramp was", with(func(c *Config) { c.Ramp, c.Rate = 0, 500 }), []string{"ramp 1s vs 0s", "rate none vs 500/s"}},
 		{"another rate", with(func(c *Config) { c.Ramp, c.Rate = 0, 250.5 }), []string{"ramp 1s vs 0s", "rate none vs 250.5/s"}},
+		{"pipelined", with(func(c *Config) { c.Pipeline = 64 }), []string{"pipeline 0 vs 64"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -153,8 +153,9 @@ func sharedOverlaps(h *history.History) int {
 	return n
 }
 
-// TestSupports: several items, carts and readers run on the sales that can
-// run them, and are refused, with ErrWorkload, on the others.
+// TestSupports: several items, carts, readers and a pipeline run on the
+// sales that can run them, and are refused, with ErrWorkload, on the
+// others.
 func TestSupports(t *testing.T) {
 	for _, tt := range []struct {
 		sale workload.Sale
@@ -169,10 +170,15 @@ func TestSupports(t *testing.T) {
 		{lockSale(t, "lua"), workload.Workload{Items: 3, Reads: 50}, true},
 		{lockSale(t, "multi"), workload.Workload{Items: 2, Cart: 3}, false},
 		{lockSale(t, "rw"), workload.Workload{Reads: 101}, false},
+		{sales.Atomic(), workload.Workload{Pipeline: 64}, true},
+		{sales.Atomic(), workload.Workload{Pipeline: workload.MaxPipeline + 1}, false},
+		{sales.Atomic(), workload.Workload{Pipeline: -1}, false},
+		{sales.NoLock(), workload.Workload{Pipeline: 2}, false},
+		{lockSale(t, "lua"), workload.Workload{Pipeline: 2}, false},
 	} {
 		err := workload.Supports(tt.sale, tt.w)
 		if (err == nil) != tt.ok || err != nil && !errors.Is(err, workload.ErrWorkload) {
-			t.Errorf("Supports(%T, items %d cart %d reads %d) = %v, want ok %v", tt.sale, tt.w.Items, tt.w.Cart, tt.w.Reads, err, tt.ok)
+			t.Errorf("Supports(%T, items %d cart %d reads %d pipeline %d) = %v, want ok %v", tt.sale, tt.w.Items, tt.w.Cart, tt.w.Reads, tt.w.Pipeline, err, tt.ok)
 		}
 	}
 }

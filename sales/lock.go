@@ -40,17 +40,44 @@ func (atomicSale) Supports(w workload.Workload) error {
 	return nil
 }
 
+// Pipelines implements workload.Pipeliner: an attempt is one script.
+func (atomicSale) Pipelines() {}
+
 func (atomicSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
-	return atomicSeller{&redisSeller{n: n, items: storeKeys(n.Keys())}}, nil
+	s := atomicSeller{redisSeller: &redisSeller{n: n, items: storeKeys(n.Keys())}}
+	if max := n.Workload().Pipeline; max > 0 {
+		s.pipe = newPipeline(n.Redis(), max).start(n.Go)
+	}
+	return s, nil
 }
 
-// atomicSeller sells with the atomic script.
-type atomicSeller struct{ *redisSeller }
+// atomicSeller sells with the atomic script, each call on its own or
+// through the node's pipeline.
+type atomicSeller struct {
+	*redisSeller
+	pipe *pipeline // nil: each call its own round trip
+}
+
+// Close implements workload.Seller: the pipeline stops.
+func (s atomicSeller) Close() error {
+	if s.pipe != nil {
+		s.pipe.close()
+	}
+	return nil
+}
 
 func (s atomicSeller) Sell(ctx context.Context, a *workload.Attempt) {
 	rec := a.Rec()
 	rec.Reading()
-	stock, sold, dup, err := atomicSell(ctx, s.n.Redis(), s.items[a.Items[0]], a.User)
+	k := s.items[a.Items[0]]
+	var vals []int64
+	var err error
+	if s.pipe != nil {
+		vals, err = s.pipe.call(ctx, k, a.User)
+	} else {
+		vals, err = atomicScript.Run(ctx, s.n.Redis(), []string{k.stock, k.orders}, a.User).Int64Slice()
+	}
+	stock, sold, dup, err := atomicResult(vals, err)
 	if err != nil {
 		if errors.Is(err, workload.ErrNotSent) {
 			rec.Fail()

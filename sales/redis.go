@@ -113,12 +113,15 @@ func write(ctx context.Context, c *redis.Client, k itemKeys, user string, stock 
 	return err == nil, err
 }
 
-// atomicSell is the whole sale in one server-side script (the atomic
-// guard).
-func atomicSell(ctx context.Context, c *redis.Client, k itemKeys, user string) (stock int64, sold, dup bool, err error) {
-	vals, err := atomicScript.Run(ctx, c, []string{k.stock, k.orders}, user).Int64Slice()
+// atomicResult reads the atomic script's answer (the whole sale in one
+// server-side script, the atomic guard): the stock it read, whether it
+// sold, whether the user already had an order.
+func atomicResult(vals []int64, err error) (stock int64, sold, dup bool, _ error) {
 	if err != nil {
 		return 0, false, false, err
+	}
+	if len(vals) != 3 {
+		return 0, false, false, fmt.Errorf("sales: the atomic script answered %d values, want 3", len(vals))
 	}
 	return vals[0], vals[1] == 1, vals[2] == 1, nil
 }

@@ -47,21 +47,24 @@ func TestSales(t *testing.T) {
 		clients        int
 		stock          int64
 		locked         bool // the lock's exclusion is audited
+		pipeline       int
 	}{
 		// Without a lock, one buyer at a time is the only safe way.
-		{"nolock, one worker", sales.NoLock(), 1, 1, 60, 40, false},
-		{"atomic, sold out", sales.Atomic(), 2, 20, 200, 120, false},
-		{"atomic, stock left", sales.Atomic(), 2, 20, 80, 120, false},
-		{"lua", lockSale(t, "lua"), 2, 20, 150, 100, true},
-		{"fenced", lockSale(t, "fenced"), 2, 20, 150, 100, true},
-		{"watchdog, stock left", lockSale(t, "watchdog"), 2, 20, 60, 100, true},
+		{"nolock, one worker", sales.NoLock(), 1, 1, 60, 40, false, 0},
+		{"atomic, sold out", sales.Atomic(), 2, 20, 200, 120, false, 0},
+		{"atomic, stock left", sales.Atomic(), 2, 20, 80, 120, false, 0},
+		{"atomic pipelined, sold out", sales.Atomic(), 2, 20, 200, 120, false, 8},
+		{"atomic pipelined, stock left", sales.Atomic(), 2, 20, 80, 120, false, 8},
+		{"lua", lockSale(t, "lua"), 2, 20, 150, 100, true, 0},
+		{"fenced", lockSale(t, "fenced"), 2, 20, 150, 100, true, 0},
+		{"watchdog, stock left", lockSale(t, "watchdog"), 2, 20, 60, 100, true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := strings.NewReplacer(" ", "-", ",", "").Replace(tt.name)
 			h, err := workload.Run(t.Context(), workload.Config{
 				Name: name, Sale: tt.sale, Servers: &servers.Set{Redis: b},
-				Workload: workload.Workload{Prefix: "sales:", Clients: tt.clients, Nodes: tt.nodes, Workers: tt.workers, Pool: 8,
+				Workload: workload.Workload{Prefix: "sales:", Clients: tt.clients, Nodes: tt.nodes, Workers: tt.workers, Pool: 8, Pipeline: tt.pipeline,
 					Stock: tt.stock, Attempts: 1, Ramp: 100 * time.Millisecond, Timeout: time.Minute, CommandTimeout: 5 * time.Second},
 			})
 			if err != nil {

@@ -14,7 +14,8 @@ CHECK_HISTORY (a history for the check figure, instead of recording one of BIG b
 FIGURES (the figures to measure, comma-separated, of script, embedded, process,
 schedule, check; default all), SCRIPTBENCH (the go-redis anchor of the script figure,
 default scriptbench beside BIN: make bench builds it from internal/scriptbench),
-PROCESS_IMPLS (the process figure's implementations, default lua,watchdog,atomic).
+PROCESS_IMPLS (the process figure's implementations, default lua,watchdog,atomic),
+PIPELINE (lockbench's --pipeline in the figures that measure it, default 64).
 """
 import json
 import os
@@ -33,6 +34,7 @@ BIG_REPEATS = int(os.environ.get("BIG_REPEATS", "1"))
 CHECK_HISTORY = os.environ.get("CHECK_HISTORY", "")
 FIGURES = os.environ.get("FIGURES", "script,embedded,process,schedule,check").split(",")
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "sales", "scripts", "atomic_sale.lua")
+PIPELINE = int(os.environ.get("PIPELINE", "64"))
 PROCESS_IMPLS = os.environ.get("PROCESS_IMPLS", "lua,watchdog,atomic").split(",")
 SCRIPTBENCH = os.environ.get("SCRIPTBENCH", os.path.join(os.path.dirname(BIN), "scriptbench"))
 
@@ -82,17 +84,19 @@ def sale_vs_script():
     redis-benchmark's. Each runs the script CLIENTS times, as the sale does once
     per buyer. Beside them, the same script through go-redis alone (scriptbench:
     lockbench's client options, 2 clients of 200 connections, nothing else), which
-    splits the figure into go-redis's share and lockbench's."""
+    splits the figure into go-redis's share and lockbench's. Then the sale with
+    --pipeline=PIPELINE, against redis-benchmark unpipelined and with -P PIPELINE."""
     sha = cli("SCRIPT", "LOAD", open(SCRIPT).read())
     rate, cpu_cmd, sale_cmd, decr, rb_rate, rb_cpu, loads = [], [], [], [], [], [], []
     gr_rate, gr_cpu, lb_gr_rate, lb_gr_cpu = [], [], [], []
+    pipe_rate, pipe_cpu, pipe_p = [], [], []
     floor = os.access(SCRIPTBENCH, os.X_OK)
     if not floor:
         print(f"{SCRIPTBENCH} not found (go build -o bin/scriptbench ./internal/scriptbench): "
               "skipping the go-redis anchor", flush=True)
     for i in range(REPEATS):
         loads.append(load())
-        steps = ["lockbench", "script", "decr"] + (["go-redis"] if floor else [])
+        steps = ["lockbench", "script", "decr", "pipelined", "script-P"] + (["go-redis"] if floor else [])
         if i % 2:
             steps.reverse()
         for s in steps:
@@ -107,6 +111,15 @@ def sale_vs_script():
                 cli("SET", "lockbench-bench:stock", "1000000000")
                 b_rate, b_cpu = benchmark(CLIENTS, "EVALSHA", sha, "2", "lockbench-bench:stock",
                                           "lockbench-bench:orders", "__rand_int__")
+                cli("DEL", "lockbench-bench:stock", "lockbench-bench:orders")
+            elif s == "pipelined":
+                r = lockbench("--impl=atomic", f"--clients={CLIENTS}", f"--stock={CLIENTS}", "--ramp=0",
+                              f"--pipeline={PIPELINE}", REDIS)
+                p_rate, p_cpu = r["attempts"] / (r["duration_ms"] / 1000), r["cpu"] / r["commands"]
+            elif s == "script-P":
+                cli("SET", "lockbench-bench:stock", "1000000000")
+                bp_rate, _ = benchmark(CLIENTS, "-P", str(PIPELINE), "EVALSHA", sha, "2", "lockbench-bench:stock",
+                                       "lockbench-bench:orders", "__rand_int__")
                 cli("DEL", "lockbench-bench:stock", "lockbench-bench:orders")
             elif s == "go-redis":
                 cli("SET", "lockbench-bench:stock", "1000000000")
@@ -124,6 +137,9 @@ def sale_vs_script():
             gr_cpu.append(g_cpu / b_cpu)
             lb_gr_rate.append(run_rate / g_rate)
             lb_gr_cpu.append(run_cpu / g_cpu)
+        pipe_rate.append(p_rate / b_rate)
+        pipe_cpu.append(p_cpu / b_cpu)
+        pipe_p.append(p_rate / bp_rate)
         rate.append(run_rate / b_rate)
         decr.append(run_rate / d_rate)
         cpu_cmd.append(run_cpu / b_cpu)
@@ -142,22 +158,27 @@ def sale_vs_script():
         summary("  the same: client CPU per command", gr_cpu, "", loads)
         summary(f"atomic {CLIENTS} --ramp=0 / go-redis alone: rate", lb_gr_rate, "", loads)
         summary("  the same: client CPU per command", lb_gr_cpu, "", loads)
+    summary(f"atomic {CLIENTS} --ramp=0 --pipeline={PIPELINE} / redis-benchmark EVALSHA: rate", pipe_rate,
+            "(target >= 0.85)", loads)
+    summary("  the same: client CPU per command", pipe_cpu, "(target <= 1.5)", loads)
+    summary(f"  the same sale / redis-benchmark -P {PIPELINE}: rate", pipe_p, "", loads)
 
 
 def schedule():
-    """Figure 2: BIG buyers over a 10 s ramp; the sale's duration against the ramp,
-    its peak RSS against 600 MiB."""
+    """Figure 2: BIG buyers over a 10 s ramp, with --pipeline=PIPELINE and without;
+    the sale's duration against the ramp, its peak RSS against 600 MiB."""
     if BIG <= 0:
         return
-    ratio, rss, loads = [], [], []
-    for _ in range(BIG_REPEATS):
-        loads.append(load())
-        r = lockbench("--impl=atomic", f"--clients={BIG}", f"--stock={BIG // 4}", "--ramp=10s", REDIS)
-        ratio.append(r["duration_ms"] / 10000)
-        rss.append(r["rss"])
-        loads.append(load())
-    summary(f"atomic {BIG} over 10s: sale / ramp", ratio,
-            f"(target <= 1.1; peak RSS {min(rss):.0f}-{max(rss):.0f} MiB, target <= 600)", loads)
+    for extra in ([f"--pipeline={PIPELINE}"], []):
+        ratio, rss, loads = [], [], []
+        for _ in range(BIG_REPEATS):
+            loads.append(load())
+            r = lockbench("--impl=atomic", f"--clients={BIG}", f"--stock={BIG // 4}", "--ramp=10s", *extra, REDIS)
+            ratio.append(r["duration_ms"] / 10000)
+            rss.append(r["rss"])
+            loads.append(load())
+        summary(f"atomic {BIG} over 10s {' '.join(extra)}: sale / ramp", ratio,
+                f"(target <= 1.1; peak RSS {min(rss):.0f}-{max(rss):.0f} MiB, target <= 600)", loads)
 
 
 def embedded_vs_server():

@@ -125,6 +125,10 @@ func (n *Node) LockEnv(uses locks.Uses) (locks.Env, error) {
 	}, nil
 }
 
+// Go starts f as one of the run's goroutines: a panic in it ends the run
+// as an internal error (safego), as one in a buyer would.
+func (n *Node) Go(f func()) { n.r.goSafe(f) }
+
 // Answered counts a purchase a service under test answered in its
 // protocol.
 func (n *Node) Answered() { n.r.answered.Add(1) }

@@ -35,6 +35,10 @@ type Workload struct {
 	// Pool is each node's connection pool size; zero gives one connection
 	// per worker, so that no worker waits for a connection (see PoolSize).
 	Pool int
+	// Pipeline lets up to this many of a node's buyers' commands share
+	// one round trip, for a sale whose attempts are one command each
+	// (Pipeliner); zero sends each command on its own.
+	Pipeline int
 	// Stock is the initial inventory (source 003: 5,000).
 	Stock int64
 	// Attempts is how many purchases a buyer tries before giving up.

@@ -98,6 +98,20 @@ type Supporter interface {
 	Supports(w Workload) error
 }
 
+// Pipeliner is a Sale whose attempt is one command, independent of every
+// other buyer's, so that a node can send several buyers' commands in one
+// round trip (Workload.Pipeline): each is still recorded from its buyer's
+// start to its own reply, and a failed round trip leaves each of its
+// commands unknown.
+type Pipeliner interface {
+	// Pipelines marks the sale; it is never called.
+	Pipelines()
+}
+
+// MaxPipeline is the most commands Workload.Pipeline lets share a round
+// trip.
+const MaxPipeline = 10000
+
 // Scripted is a Sale whose lock runs Lua scripts: they are loaded on
 // every Redis the lock runs on before the sale.
 type Scripted interface {
@@ -147,10 +161,10 @@ var ErrNotSent = errors.New("workload: not sent")
 // MaxItems is the most items a sale runs.
 const MaxItems = 1000
 
-// Supports says whether s can run w's items, carts and readers: w's
-// bounds, then the sale's own word (Supporter); a sale that is not a
-// Supporter runs one item, every buyer buying. The error wraps
-// ErrWorkload.
+// Supports says whether s can run w's items, carts, readers and
+// pipeline: w's bounds, a pipeline only for a Pipeliner, then the sale's
+// own word (Supporter); a sale that is not a Supporter runs one item,
+// every buyer buying. The error wraps ErrWorkload.
 func Supports(s Sale, w Workload) error {
 	items := max(1, w.Items)
 	switch {
@@ -160,6 +174,11 @@ func Supports(s Sale, w Workload) error {
 		return fmt.Errorf("%w: reads is a percentage of the buyers, 0 to 100, got %d", ErrWorkload, w.Reads)
 	case w.Cart < 0 || w.Cart > items:
 		return fmt.Errorf("%w: a cart must hold between 1 and the items (%d), got %d", ErrWorkload, items, w.Cart)
+	case w.Pipeline < 0 || w.Pipeline > MaxPipeline:
+		return fmt.Errorf("%w: a pipeline holds between 0 and %d commands, got %d", ErrWorkload, MaxPipeline, w.Pipeline)
+	}
+	if _, ok := s.(Pipeliner); w.Pipeline > 0 && !ok {
+		return fmt.Errorf("%w: a pipeline needs a sale whose attempt is one command (atomic)", ErrWorkload)
 	}
 	if sp, ok := s.(Supporter); ok {
 		return sp.Supports(w)

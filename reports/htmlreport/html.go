@@ -464,6 +464,9 @@ func newSection(src *Source, label, id string, folded bool, outDir string) secti
 	if len(c.Faults) > 0 {
 		s.Header = append(s.Header, keyValue{"faults", strings.Join(c.Faults, ", ")})
 	}
+	if c.Pipeline > 0 {
+		s.Header = append(s.Header, keyValue{"pipeline", fmt.Sprintf("up to %d buyers' commands a round trip", c.Pipeline)})
+	}
 	if n := c.Extra["repeat"]; n != "" {
 		s.Header = append(s.Header, keyValue{"repeat", n + " repetitions per implementation; figures are medians"})
 	}

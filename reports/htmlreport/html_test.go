@@ -543,3 +543,16 @@ func TestHTMLMatrixInconclusiveAndIncomplete(t *testing.T) {
 		t.Error("an inconclusive cell is drawn as differing")
 	}
 }
+
+// TestHTMLPipeline: a run whose buyers' commands shared round trips says
+// so in its header; one without says nothing of it.
+func TestHTMLPipeline(t *testing.T) {
+	src := fixtureSource(t)
+	if page := string(render(t, Options{}, src)); strings.Contains(page, "a round trip") {
+		t.Errorf("a run without a pipeline mentions one")
+	}
+	src.Result.Config.Pipeline = 64
+	if page := string(render(t, Options{}, src)); !strings.Contains(page, "up to 64 buyers&#39; commands a round trip") {
+		t.Errorf("a pipelined run's header does not say so")
+	}
+}
