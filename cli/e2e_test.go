@@ -222,7 +222,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--command-timeout=0s"}, "--command-timeout"},
 		{[]string{"--impl=lua", "--pipeline=8"}, "--pipeline: lua"},
 		{[]string{"--impl=atomic", "--pipeline=-1"}, "--pipeline: atomic"},
-		{[]string{"--impl=atomic", "--pipeline=8", "--faults=server-pause"}, "--pipeline runs without faults"},
+		{[]string{"--impl=atomic", "--pipeline=8", "--faults=server-pause"}, "--pipeline: a pipeline runs without faults"},
 		// Remote nodes prove the run's secret: the coordinator needs it
 		// given, a node too, never on the command line.
 		{[]string{"--node-mode=remote", "--coordinator-listen=127.0.0.1:7070", "--redis=127.0.0.1:6379"}, "--node-secret-file"},

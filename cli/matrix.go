@@ -68,18 +68,26 @@ func matrixFlags(o *runOpts) *pflag.FlagSet {
 	fs.Lookup("junit").Usage = "write a JUnit XML report to this file: one test case per cell, failed when it differs from the truth table"
 	// The gate's flags are refused here (runsOnly): they stay out of the
 	// help too.
-	for _, name := range runsOnly {
-		fs.MarkHidden(name)
+	for _, f := range runsOnly {
+		fs.MarkHidden(f.name)
 	}
 	fs.String("sweep", "", "run each cell whose fault has this duration parameter once per value of a range, rising, and report the smallest value that breaks the lock: PARAM=FROM..TO[/STEPS], the ends durations (50ms) or multiples of the cell's lease (0.5x), "+fmt.Sprint(faults.DefaultSweepSteps)+" steps unless given")
 	return fs
 }
 
-// runsOnly are the run's flags the matrix refuses: a cell is judged
-// against the truth table, not a baseline, the matrix prints cells, not
-// notes (--verbose), and its cells run faults, which a pipeline does not
-// (--pipeline).
-var runsOnly = []string{"baseline", "repeat", "max-p99-ratio", "min-throughput-ratio", "max-commands-ratio", "verbose", "pipeline"}
+// runsOnly are the run's flags the matrix refuses, each with why: a
+// cell is judged against the truth table, not a baseline; the matrix
+// prints cells, not notes; its cells run faults, which a pipeline does
+// not.
+var runsOnly = []struct{ name, why string }{
+	{"baseline", "its cells are judged against the truth table"},
+	{"repeat", "its cells are judged against the truth table"},
+	{"max-p99-ratio", "its cells are judged against the truth table"},
+	{"min-throughput-ratio", "its cells are judged against the truth table"},
+	{"max-commands-ratio", "its cells are judged against the truth table"},
+	{"verbose", "it prints cells, not notes"},
+	{"pipeline", "its cells run faults, which a pipeline does not"},
+}
 
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	var o runOpts
@@ -97,9 +105,9 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (see lockbench matrix --help)", fs.Arg(0))
 	}
-	for _, name := range runsOnly {
-		if fs.Changed(name) {
-			return usageErr("--%s applies to runs, not to the matrix (its cells are judged against the truth table)", name)
+	for _, f := range runsOnly {
+		if fs.Changed(f.name) {
+			return usageErr("--%s applies to runs, not to the matrix (%s)", f.name, f.why)
 		}
 	}
 	only := o.faults

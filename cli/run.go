@@ -265,11 +265,6 @@ func (o *runOpts) validate(fs *pflag.FlagSet) ([]harness.Impl, error) {
 	if o.specs, err = faults.Parse(o.faults); err != nil {
 		return nil, flagErr("faults", err)
 	}
-	if o.pipeline > 0 && len(o.specs) > 0 {
-		// A fault acts on a buyer's own commands; a pipeline sends them
-		// from connections the node's buyers share.
-		return nil, usageErr("--pipeline runs without faults: drop --faults, or --pipeline")
-	}
 	return impls, o.checkImpls(impls)
 }
 
@@ -411,15 +406,17 @@ func (o *runOpts) resolveNeeds(impls []harness.Impl) {
 // refusal is the library's, named after the flags that ask for it.
 func (o *runOpts) checkImpls(impls []harness.Impl) error {
 	w := o.workload()
-	shape := w
-	shape.Pipeline = 0
 	for _, im := range impls {
-		if err := workload.Supports(im.Sale, shape); err != nil {
+		err := workload.Supports(im.Sale, w)
+		switch {
+		case errors.Is(err, workload.ErrPipeline):
+			return usageErr("--pipeline: %s: %s", im.Name, strings.TrimPrefix(err.Error(), workload.ErrPipeline.Error()+": "))
+		case err != nil:
 			return usageErr("--items, --cart, --reads: %s", strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
 		}
-		if err := workload.Supports(im.Sale, w); err != nil {
-			return usageErr("--pipeline: %s: %s", im.Name, strings.TrimPrefix(err.Error(), workload.ErrWorkload.Error()+": "))
-		}
+	}
+	if err := harness.CheckPipeline(w, o.specs); err != nil {
+		return usageErr("--pipeline: %s", strings.TrimPrefix(err.Error(), harness.ErrPlan.Error()+": "))
 	}
 	for _, im := range impls {
 		if err := im.CheckReentry(w.Reentry); err != nil {

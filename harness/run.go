@@ -154,11 +154,8 @@ func Check(set *servers.Set, plan Plan) error {
 	if err := workload.Supports(im.Sale, w); err != nil {
 		return fmt.Errorf("%w: %v", ErrPlan, err)
 	}
-	if w.Pipeline > 0 && len(plan.Faults) > 0 {
-		// A fault acts on a buyer's own commands (its probes, its kill,
-		// its node's pause); a pipeline sends them from a connection the
-		// node's buyers share.
-		return fmt.Errorf("%w: a pipeline runs without faults", ErrPlan)
+	if err := CheckPipeline(w, plan.Faults); err != nil {
+		return err
 	}
 	if l := plan.Nodes.Launcher; l != nil {
 		if err := workload.SupportsNodes(l.Mode(), im.Name, im.Sale, set); err != nil {
@@ -166,6 +163,17 @@ func Check(set *servers.Set, plan Plan) error {
 		}
 	}
 	return Available(set, im, plan.Faults, plan.Nodes)
+}
+
+// CheckPipeline refuses a pipeline (Workload.Pipeline) under faults, with
+// ErrPlan: the faults' probes, their kills and a paused node's
+// pass-through find a buyer by its own context, which a round trip of
+// several buyers' commands does not carry.
+func CheckPipeline(w Workload, specs []faults.Spec) error {
+	if w.Pipeline > 0 && len(specs) > 0 {
+		return fmt.Errorf("%w: a pipeline runs without faults", ErrPlan)
+	}
+	return nil
 }
 
 // Result is what Run gives: the history the sale recorded and the

@@ -106,7 +106,7 @@ type Config struct {
 	Hold Duration `json:"hold"`
 	// Workers is the size of each node's worker pool (--workers).
 	Workers int `json:"workers"`
-	// Pipeline is the most buyers' commands that shared a round trip
+	// Pipeline is the most buyers' commands allowed to share a round trip
 	// (--pipeline), zero when each had its own.
 	Pipeline int `json:"pipeline,omitempty"`
 	// Seed seeds every random choice of the run (--seed).

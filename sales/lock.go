@@ -45,8 +45,8 @@ func (atomicSale) Pipelines() {}
 
 func (atomicSale) StartNode(_ context.Context, n *workload.Node) (workload.Seller, error) {
 	s := atomicSeller{redisSeller: &redisSeller{n: n, items: storeKeys(n.Keys())}}
-	if max := n.Workload().Pipeline; max > 0 {
-		s.pipe = newPipeline(n.Redis(), max).start(n.Go)
+	if size := n.Workload().Pipeline; size > 0 {
+		s.pipe = newPipeline(n.Redis(), size).start(n.Go)
 	}
 	return s, nil
 }

@@ -17,12 +17,12 @@ const pipelineConns = 4
 
 // pipeline sends a node's buyers' atomic scripts in batches
 // (workload.Workload.Pipeline): whatever calls are waiting when one of
-// its connections is free, up to max, go out in one round trip. Each
+// its connections is free, up to size, go out in one round trip. Each
 // call is recorded by its buyer as it would be alone, from its start to
 // its own reply; the server runs it somewhere in between.
 type pipeline struct {
 	c     *redis.Client
-	max   int
+	size  int
 	calls chan *pipedCall
 	stop  chan struct{}
 	done  sync.WaitGroup
@@ -46,10 +46,10 @@ type pipedCall struct {
 	done  chan struct{} // closed when vals and err are set
 }
 
-// newPipeline is a pipeline of up to max calls a round trip over c; its
+// newPipeline is a pipeline of up to size calls a round trip over c; its
 // calls wait until start.
-func newPipeline(c *redis.Client, max int) *pipeline {
-	return &pipeline{c: c, max: max, calls: make(chan *pipedCall, max*pipelineConns), stop: make(chan struct{})}
+func newPipeline(c *redis.Client, size int) *pipeline {
+	return &pipeline{c: c, size: size, calls: make(chan *pipedCall, size*pipelineConns), stop: make(chan struct{})}
 }
 
 // start sends the pipeline's calls from pipelineConns goroutines, each
@@ -65,11 +65,23 @@ func (p *pipeline) start(spawn func(func())) *pipeline {
 	return p
 }
 
-// close stops the pipeline once its buyers are done (Seller.Close) and
-// waits for a batch on its way.
+// close stops the pipeline once its buyers are done (Seller.Close): it
+// waits for a batch on its way, then answers any call still queued as
+// not sent.
 func (p *pipeline) close() {
 	close(p.stop)
 	p.done.Wait()
+	for {
+		select {
+		case c := <-p.calls:
+			if c.state.CompareAndSwap(callQueued, callAbandoned) {
+				c.err = fmt.Errorf("%w: the pipeline stopped", workload.ErrNotSent)
+				close(c.done)
+			}
+		default:
+			return
+		}
+	}
 }
 
 // call runs the script for user on k through the pipeline. A call its
@@ -81,11 +93,18 @@ func (p *pipeline) call(ctx context.Context, k itemKeys, user string) ([]int64, 
 	case p.calls <- c:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %v", workload.ErrNotSent, context.Cause(ctx))
+	case <-p.stop:
+		return nil, fmt.Errorf("%w: the pipeline stopped", workload.ErrNotSent)
 	}
 	select {
 	case <-c.done:
 		return c.vals, c.err
 	case <-ctx.Done():
+		select {
+		case <-c.done: // answered as the buyer gave up: the answer stands
+			return c.vals, c.err
+		default:
+		}
 		if c.state.CompareAndSwap(callQueued, callAbandoned) {
 			return nil, fmt.Errorf("%w: %v", workload.ErrNotSent, context.Cause(ctx))
 		}
@@ -95,7 +114,7 @@ func (p *pipeline) call(ctx context.Context, k itemKeys, user string) ([]int64, 
 
 // loop sends batches until the pipeline stops.
 func (p *pipeline) loop() {
-	batch := make([]*pipedCall, 0, p.max)
+	batch := make([]*pipedCall, 0, p.size)
 	for {
 		batch = batch[:0]
 		select {
@@ -105,7 +124,7 @@ func (p *pipeline) loop() {
 			return
 		}
 	fill:
-		for len(batch) < p.max {
+		for len(batch) < p.size {
 			select {
 			case c := <-p.calls:
 				batch = take(batch, c)
@@ -128,8 +147,9 @@ func take(batch []*pipedCall, c *pipedCall) []*pipedCall {
 }
 
 // send runs batch in one round trip and answers each call. The batch is
-// bounded by the client's read and write timeouts, not by any buyer's
-// context: a buyer stops waiting on its own (call).
+// bounded by the client's timeouts (the pool's wait for a connection,
+// then the read and write deadlines), not by any buyer's context: a
+// buyer stops waiting on its own (call).
 func (p *pipeline) send(batch []*pipedCall) {
 	ctx := context.Background()
 	cmds := make([]*redis.Cmd, len(batch))

@@ -272,6 +272,11 @@ func (ns *nodeSide) setup(ctx context.Context, s *nodeproto.Assignment) error {
 	if err != nil {
 		return err
 	}
+	// What the coordinator sends is checked as a flag would be: a bound
+	// out of range (a pipeline's queue, the items) is refused, not made.
+	if err := Supports(sale, w); err != nil {
+		return err
+	}
 	cfg := Config{Name: s.Impl, Sale: sale, Servers: set, Workload: w}
 	cfg.Nodes = s.Nodes
 	if s.Probes {

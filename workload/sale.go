@@ -112,6 +112,11 @@ type Pipeliner interface {
 // trip.
 const MaxPipeline = 10000
 
+// ErrPipeline is Supports's refusal of a Workload.Pipeline (out of its
+// bounds, or for a sale that is not a Pipeliner); it matches ErrWorkload
+// too.
+var ErrPipeline = fmt.Errorf("%w (pipeline)", ErrWorkload)
+
 // Scripted is a Sale whose lock runs Lua scripts: they are loaded on
 // every Redis the lock runs on before the sale.
 type Scripted interface {
@@ -175,10 +180,10 @@ func Supports(s Sale, w Workload) error {
 	case w.Cart < 0 || w.Cart > items:
 		return fmt.Errorf("%w: a cart must hold between 1 and the items (%d), got %d", ErrWorkload, items, w.Cart)
 	case w.Pipeline < 0 || w.Pipeline > MaxPipeline:
-		return fmt.Errorf("%w: a pipeline holds between 0 and %d commands, got %d", ErrWorkload, MaxPipeline, w.Pipeline)
+		return fmt.Errorf("%w: a pipeline holds between 0 and %d commands, got %d", ErrPipeline, MaxPipeline, w.Pipeline)
 	}
 	if _, ok := s.(Pipeliner); w.Pipeline > 0 && !ok {
-		return fmt.Errorf("%w: a pipeline needs a sale whose attempt is one command (atomic)", ErrWorkload)
+		return fmt.Errorf("%w: a pipeline needs a sale whose attempt is one command (atomic)", ErrPipeline)
 	}
 	if sp, ok := s.(Supporter); ok {
 		return sp.Supports(w)
