@@ -37,15 +37,21 @@ func pipelineClient(t *testing.T, k itemKeys, stock int) (*redis.Client, *roundT
 	b := redistest.Embedded(t)
 	c := redis.NewClient(b.Options())
 	t.Cleanup(func() { c.Close() })
+	stocked(t, c, k, stock)
+	h := &roundTrips{}
+	c.AddHook(h)
+	return c, h
+}
+
+// stocked sets stock units at k through c and loads the atomic script.
+func stocked(t *testing.T, c *redis.Client, k itemKeys, stock int) {
+	t.Helper()
 	if err := c.Set(t.Context(), k.stock, stock, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := atomicScript.Load(t.Context(), c).Err(); err != nil {
 		t.Fatal(err)
 	}
-	h := &roundTrips{}
-	c.AddHook(h)
-	return c, h
 }
 
 // queued waits until n calls wait in p (they stay there until p
@@ -242,12 +248,7 @@ func TestPipelineFailedRoundTrip(t *testing.T) {
 	}
 	c := redis.NewClient(o)
 	defer c.Close()
-	if err := c.Set(t.Context(), k.stock, 10, 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := atomicScript.Load(t.Context(), c).Err(); err != nil {
-		t.Fatal(err)
-	}
+	stocked(t, c, k, 10)
 	p := newPipeline(c, 8).start(func(f func()) { go f() })
 	defer p.close()
 	broken.Store(true)
