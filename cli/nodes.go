@@ -22,7 +22,7 @@ func (o *runOpts) nodesFor() (harness.Nodes, error) {
 	n := harness.Nodes{Listen: o.listen, ClockError: o.clockError}
 	switch o.nodeMode {
 	case "process":
-		l, err := harness.NodeProcesses()
+		l, err := harness.NodeProcesses(o.nodes)
 		if err != nil {
 			return n, err
 		}

@@ -11,20 +11,23 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/cpushare"
 	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/workload"
 	"github.com/spf13/pflag"
 )
 
-// NodeProcesses launches each node as a child process of this program's
-// binary, `<program> node …` (cli.Main serves that subcommand with
-// NodeMain; a test binary's TestMain does with IsNode).
-func NodeProcesses() (workload.Processes, error) {
+// NodeProcesses launches each of a sale's nodes nodes as a child process
+// of this program's binary, `<program> node …` (cli.Main serves that
+// subcommand with NodeMain; a test binary's TestMain does with IsNode).
+// Each runs on its share of the CPUs while the machine is otherwise quiet
+// (internal/cpushare).
+func NodeProcesses(nodes int) (workload.Processes, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return workload.Processes{}, fmt.Errorf("%w: cannot find this program to start its nodes: %v", ErrPlan, err)
 	}
-	return workload.Processes{Command: []string{exe, "node"}}, nil
+	return workload.Processes{Command: []string{exe, "node"}, Env: cpushare.For(nodes)}, nil
 }
 
 // ServeNode runs one node of a sale whose coordinator runs elsewhere,
@@ -112,10 +115,20 @@ Flags:
 		fmt.Fprintf(stderr, "lockbench node: give the run's node secret with --secret-file=PATH or $%s: %v\n", nodeproto.SecretEnv, err)
 		return 2
 	}
+	share, err := cpushare.FromEnv()
+	if err != nil {
+		fmt.Fprintln(stderr, "lockbench node:", err)
+		return 2
+	}
 	// Ctrl-C and SIGTERM end the node; its coordinator sees it gone.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := ServeNode(ctx, o)
+	if share > 0 {
+		// A node its coordinator started on this machine: the
+		// coordinator and the other nodes are the run's processes.
+		go cpushare.Run(ctx, share, cpushare.Family)
+	}
+	err = ServeNode(ctx, o)
 	switch {
 	case err == nil:
 		return 0

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/backends"
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/cpushare"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/loopback"
 	"github.com/lockbench/lockbench/internal/redistest"
@@ -43,7 +46,7 @@ func processPlan(t *testing.T, impl string, clients int) Plan {
 	if !ok {
 		t.Fatalf("no %s", impl)
 	}
-	l, err := NodeProcesses()
+	l, err := NodeProcesses(2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,5 +389,31 @@ func TestProcessKillSparesReleased(t *testing.T) {
 	}
 	if res.Report.Lock.Overlaps > 0 {
 		t.Errorf("a correct lock whose releases are reported late: %d overlaps after a crash; reasons %q", res.Report.Lock.Overlaps, res.Report.Reasons)
+	}
+}
+
+// TestNodeShare: a sale's node processes are given their share of the
+// CPUs; a node refuses a share that is not a count of its CPUs, naming
+// the variable, before it dials anyone.
+func TestNodeShare(t *testing.T) {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		l, err := NodeProcesses(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cpushare.Env + "=" + strconv.Itoa(max(1, runtime.GOMAXPROCS(0)/2))
+		if !slices.Contains(l.Env, want) {
+			t.Errorf("node processes' environment %q: want %s", l.Env, want)
+		}
+	}
+	for _, v := range []string{"0", "all", strconv.Itoa(runtime.GOMAXPROCS(0) + 1)} {
+		// NodeMain takes both variables out of its environment.
+		t.Setenv(nodeproto.SecretEnv, nodeproto.NewSecret())
+		t.Setenv(cpushare.Env, v)
+		var stderr strings.Builder
+		code := NodeMain([]string{"--coordinator=127.0.0.1:1", "--dial-timeout=1ms"}, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), cpushare.Env) {
+			t.Errorf("%s=%s: exit %d, %q; want 2, naming %s", cpushare.Env, v, code, stderr.String(), cpushare.Env)
+		}
 	}
 }

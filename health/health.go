@@ -51,6 +51,9 @@ type Monitor struct {
 	lags    buckets
 	ping    int64
 	starved []history.Span
+	// The sum of the samples of GOMAXPROCS, how many, and the most
+	// (internal/cpushare moves it in a node process).
+	procs, procSamples, mostProcs int
 
 	stop chan struct{}
 	done chan struct{}
@@ -63,7 +66,7 @@ type Monitor struct {
 // running threads are lockbench's, not other processes' (a harness busy
 // on a quiet machine is not starved).
 func Start(now func() int64, own func() []int) *Monitor {
-	m := &Monitor{now: now, own: own, started: time.Now(), cpu0: cpuTime(), sched0: readSchedStat(), rt0: runtimeSamples(), stop: make(chan struct{}), done: make(chan struct{})}
+	m := &Monitor{now: now, own: own, started: time.Now(), mostProcs: runtime.GOMAXPROCS(0), cpu0: cpuTime(), sched0: readSchedStat(), rt0: runtimeSamples(), stop: make(chan struct{}), done: make(chan struct{})}
 	go m.watchStalls()
 	return m
 }
@@ -77,12 +80,17 @@ func (m *Monitor) watchStalls() {
 			if m.own != nil {
 				own = m.own()
 			}
-			if n, ok := othersRunning(own); ok {
-				m.mu.Lock()
+			procs := runtime.GOMAXPROCS(0)
+			n, ok := OthersRunning(own)
+			m.mu.Lock()
+			if ok {
 				m.others += n
 				m.samples++
-				m.mu.Unlock()
 			}
+			m.procs += procs
+			m.procSamples++
+			m.mostProcs = max(m.mostProcs, procs)
+			m.mu.Unlock()
 		}
 		from := m.now()
 		t0 := time.Now()
@@ -118,11 +126,11 @@ func (m *Monitor) addStarved(s history.Span) {
 // enough to cost nothing.
 const sampleEvery = 10
 
-// othersRunning is how many tasks of other processes are running or ready
+// OthersRunning is how many tasks of other processes are running or ready
 // to run now: the kernel's procs_running (/proc/stat) less the running
 // threads of this process and of the run's own processes own (see
 // Start). ok is false where the kernel does not say.
-func othersRunning(own []int) (float64, bool) {
+func OthersRunning(own []int) (float64, bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, false
@@ -200,9 +208,14 @@ func (m *Monitor) Stop(node int) history.Health {
 	close(m.stop)
 	<-m.done
 	elapsed := time.Since(m.started)
-	h := history.Health{Node: node, Elapsed: int64(elapsed), CPUs: runtime.GOMAXPROCS(0), Cores: runtime.NumCPU(), CPUWait: -1, Others: -1}
+	procs := runtime.GOMAXPROCS(0)
+	m.mu.Lock()
+	used := float64(m.procs+procs) / float64(m.procSamples+1)
+	most := max(m.mostProcs, procs)
+	m.mu.Unlock()
+	h := history.Health{Node: node, Elapsed: int64(elapsed), CPUs: most, Cores: runtime.NumCPU(), CPUWait: -1, Others: -1}
 	if elapsed > 0 {
-		h.CPUUse = round3(float64(cpuTime()-m.cpu0) / float64(elapsed) / float64(h.CPUs))
+		h.CPUUse = round3(float64(cpuTime()-m.cpu0) / float64(elapsed) / used)
 	}
 	if s := readSchedStat(); s.ok && m.sched0.ok {
 		run, wait := s.run-m.sched0.run, s.wait-m.sched0.wait

@@ -2,6 +2,7 @@ package health
 
 import (
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -122,7 +123,32 @@ func TestOwnProcessesNotOthers(t *testing.T) {
 	if _, ok := runningThreads("999999999"); ok {
 		t.Error("a process that does not exist read as running threads")
 	}
-	if _, ok := othersRunning(append(pids, 999999999)); !ok {
-		t.Error("othersRunning failed on a list with a process gone")
+	if _, ok := OthersRunning(append(pids, 999999999)); !ok {
+		t.Error("OthersRunning failed on a list with a process gone")
+	}
+}
+
+// TestMonitorCountsTheMostCPUs: a process whose GOMAXPROCS moved while it
+// was monitored (a node on its share of the CPUs) reports the most it
+// had, not the CPUs it ended with.
+func TestMonitorCountsTheMostCPUs(t *testing.T) {
+	all := runtime.GOMAXPROCS(0)
+	if all < 2 {
+		t.Skipf("GOMAXPROCS is %d: nothing to move", all)
+	}
+	defer runtime.GOMAXPROCS(all)
+	base := monoclock.Now()
+	m := Start(func() int64 { return monoclock.Now() - base }, nil)
+	// Busy for a while on every CPU, then on one.
+	spin := func(d time.Duration) {
+		for t0 := time.Now(); time.Since(t0) < d; {
+		}
+	}
+	spin(sampleEvery * Tick * 3)
+	runtime.GOMAXPROCS(1)
+	spin(sampleEvery * Tick * 3)
+	h := m.Stop(-1)
+	if h.CPUs != all {
+		t.Errorf("CPUs %d, want the most it had, %d", h.CPUs, all)
 	}
 }

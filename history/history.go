@@ -393,10 +393,13 @@ type Health struct {
 	Node int `json:"node"`
 	// Elapsed is how long the health was monitored.
 	Elapsed int64 `json:"elapsed_ns"`
-	// CPUs is how many cores the process could use (GOMAXPROCS).
+	// CPUs is how many cores the process could use (GOMAXPROCS; the most
+	// it had, for a node process that ran on its share of the CPUs while
+	// the machine was quiet).
 	CPUs int `json:"cpus"`
 	// CPUUse is the process's CPU time over the monitored wall time times
-	// CPUs: 1 is every core busy the whole time.
+	// the cores it could use (on average): 1 is every one busy the whole
+	// time.
 	CPUUse float64 `json:"cpu_use"`
 	// CPUWait is the share of the time the process's threads were ready
 	// to run that the kernel kept them waiting for a core (the run delay

@@ -291,7 +291,7 @@ func TestTruthTable(t *testing.T) {
 						n = min(n, failoverSeeds)
 					case "process":
 						n = min(n, processSeeds)
-						l, err := harness.NodeProcesses()
+						l, err := harness.NodeProcesses(base.Workload.Nodes)
 						if err != nil {
 							t.Fatal(err)
 						}

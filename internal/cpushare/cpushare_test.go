@@ -1,0 +1,213 @@
+package cpushare
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWant: a node takes its share only after a whole window of samples
+// in which the other processes kept fewer than one task a core ready,
+// and every CPU again as soon as the window's average reaches one a core.
+func TestWant(t *testing.T) {
+	quiet := func(n float64) []float64 { return slices.Repeat([]float64{n}, Window) }
+	for _, c := range []struct {
+		name    string
+		samples []float64
+		cores   int
+		want    int
+	}{
+		{"no samples", nil, 2, 4},
+		{"a window less one, quiet", quiet(0)[1:], 2, 4},
+		{"a quiet window", quiet(0), 2, 1},
+		{"the server busy (one task)", quiet(1), 2, 1},
+		{"just below a task a core", quiet(1.9), 2, 1},
+		{"a task a core", quiet(2), 2, 4},
+		{"a hog", quiet(8), 2, 4},
+		{"a burst the window absorbs", append(quiet(0)[1:], 15), 2, 1},
+		{"a burst it does not", append(quiet(0)[1:], 16), 2, 4},
+		{"the oldest samples do not count", append(quiet(9), quiet(0)...), 2, 1},
+		{"a hog just begun", append(quiet(0), quiet(9)[:2]...), 2, 4},
+		{"no cores said", quiet(0.5), 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Want(c.samples, 1, 4, c.cores); got != c.want {
+				t.Errorf("Want(%v, share 1, all 4, %d cores) = %d, want %d", c.samples, c.cores, got, c.want)
+			}
+		})
+	}
+}
+
+// TestRunFollowsTheSamples: Run moves this process's GOMAXPROCS to the
+// share after a quiet window, back to every CPU when a hog shows, and
+// gives every CPU back when the kernel stops saying or its context ends.
+// The samples are handed over one at a time: a sample is taken only after
+// the decision on the one before it.
+func TestRunFollowsTheSamples(t *testing.T) {
+	all := runtime.GOMAXPROCS(0)
+	if all < 2 {
+		t.Skipf("GOMAXPROCS is %d: no share smaller than every CPU here", all)
+	}
+	defer runtime.GOMAXPROCS(all)
+	type sample struct {
+		n  float64
+		ok bool
+	}
+	feed := make(chan sample)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx, time.Millisecond, 1, func() (float64, bool) {
+			s, open := <-feed
+			return s.n, s.ok && open
+		})
+	}()
+	give := func(n float64, times int) {
+		for range times {
+			feed <- sample{n, true}
+		}
+	}
+	give(0, Window)
+	feed <- sample{0, true} // taken after the window's decision
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("after a quiet window: GOMAXPROCS %d, want the share 1", got)
+	}
+	give(float64(4*runtime.NumCPU()), 2)
+	feed <- sample{0, true}
+	if got := runtime.GOMAXPROCS(0); got != all {
+		t.Fatalf("after a hog showed: GOMAXPROCS %d, want every CPU, %d", got, all)
+	}
+	give(0, Window)
+	feed <- sample{0, false} // the kernel stops saying
+	<-done
+	if got := runtime.GOMAXPROCS(0); got != all {
+		t.Fatalf("after the samples failed: GOMAXPROCS %d, want every CPU, %d", got, all)
+	}
+
+	// A context that ends gives every CPU back too.
+	ctx, cancel = context.WithCancel(t.Context())
+	done = make(chan struct{})
+	feed = make(chan sample)
+	go func() {
+		defer close(done)
+		run(ctx, time.Millisecond, 1, func() (float64, bool) { return (<-feed).n, true })
+	}()
+	give(0, Window+1)
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("after a quiet window: GOMAXPROCS %d, want the share 1", got)
+	}
+	cancel()
+	<-done
+	if got := runtime.GOMAXPROCS(0); got != all {
+		t.Fatalf("after its context ended: GOMAXPROCS %d, want every CPU, %d", got, all)
+	}
+}
+
+// TestFor: the nodes' environment gives each its share, and nothing when
+// the user set GOMAXPROCS or one node has every CPU.
+func TestFor(t *testing.T) {
+	n := runtime.GOMAXPROCS(0)
+	if v, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skipf("GOMAXPROCS=%s is set for the test itself", v)
+	}
+	want := []string{Env + "=" + strconv.Itoa(max(1, n/2))}
+	if got := For(2); !slices.Equal(got, want) {
+		t.Errorf("For(2) = %q, want %q", got, want)
+	}
+	if got := For(3 * n); !slices.Equal(got, []string{Env + "=1"}) {
+		t.Errorf("For(%d) = %q, want a share of 1", 3*n, got)
+	}
+	if got := For(1); got != nil {
+		t.Errorf("For(1) = %q, want nothing (one node has every CPU)", got)
+	}
+	t.Setenv("GOMAXPROCS", strconv.Itoa(n))
+	if got := For(2); got != nil {
+		t.Errorf("with GOMAXPROCS set, For(2) = %q, want nothing (the user's choice stands)", got)
+	}
+}
+
+// TestFromEnv: the share is read once and removed; anything but a count of
+// 1 to GOMAXPROCS is an error that names the variable.
+func TestFromEnv(t *testing.T) {
+	t.Setenv(Env, "") // restored after the test
+	os.Unsetenv(Env)
+	if n, err := FromEnv(); n != 0 || err != nil {
+		t.Errorf("unset: %d, %v; want 0, nil", n, err)
+	}
+	t.Setenv(Env, "1")
+	if n, err := FromEnv(); n != 1 || err != nil {
+		t.Errorf("%s=1: %d, %v; want 1, nil", Env, n, err)
+	}
+	if _, set := os.LookupEnv(Env); set {
+		t.Errorf("%s is still set after it was read", Env)
+	}
+	for _, v := range []string{"", "0", "-1", "two", "1.5", strconv.Itoa(runtime.GOMAXPROCS(0) + 1), "99999999999999999999"} {
+		t.Setenv(Env, v)
+		if n, err := FromEnv(); err == nil || !strings.Contains(err.Error(), Env) {
+			t.Errorf("%s=%q: %d, %v; want an error naming %s", Env, v, n, err, Env)
+		}
+	}
+}
+
+// TestFamily: a child process of this test finds this process (its
+// parent) and its sibling, and not itself.
+func TestFamily(t *testing.T) {
+	if os.Getenv("CPUSHARE_FAMILY_CHILD") != "" {
+		return // the child's work is in TestMain
+	}
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	sibling := exec.Command("sleep", "60")
+	if err := sibling.Start(); err != nil {
+		t.Skipf("no sleep to start a sibling with: %v", err)
+	}
+	defer func() { sibling.Process.Kill(); sibling.Wait() }()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "CPUSHARE_FAMILY_CHILD=1")
+	out, err := child.Output()
+	if err != nil {
+		t.Fatalf("the child: %v", err)
+	}
+	var got []int
+	for _, f := range strings.Fields(string(out)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("the child said %q", out)
+		}
+		got = append(got, pid)
+	}
+	if len(got) < 2 || got[0] != child.Process.Pid {
+		t.Fatalf("the child said %q; want its own pid %d, then its family", out, child.Process.Pid)
+	}
+	self, family := got[0], got[1:]
+	if family[0] != os.Getpid() {
+		t.Errorf("family %v: want its parent, %d, first", family, os.Getpid())
+	}
+	if !slices.Contains(family, sibling.Process.Pid) {
+		t.Errorf("family %v: want its sibling %d in it", family, sibling.Process.Pid)
+	}
+	if slices.Contains(family, self) {
+		t.Errorf("family %v: the child itself, %d, is in it", family, self)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("CPUSHARE_FAMILY_CHILD") != "" {
+		os.Stdout.WriteString(strconv.Itoa(os.Getpid()))
+		for _, pid := range Family() {
+			os.Stdout.WriteString(" " + strconv.Itoa(pid))
+		}
+		os.Stdout.WriteString("\n")
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
