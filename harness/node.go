@@ -17,9 +17,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// NodeProcesses launches each of a sale's nodes nodes as a child process
-// of this program's binary, `<program> node …` (cli.Main serves that
-// subcommand with NodeMain; a test binary's TestMain does with IsNode).
+// NodeProcesses launches each of a sale's nodes (nodes of them) as a
+// child process of this program's binary, `<program> node …` (cli.Main
+// serves that subcommand with NodeMain; a test binary's TestMain does
+// with IsNode).
 // Each runs on its share of the CPUs while the machine is otherwise quiet
 // (internal/cpushare).
 func NodeProcesses(nodes int) (workload.Processes, error) {
@@ -126,7 +127,13 @@ Flags:
 	if share > 0 {
 		// A node its coordinator started on this machine: the
 		// coordinator and the other nodes are the run's processes.
-		go cpushare.Run(ctx, share, cpushare.Family)
+		shared := make(chan struct{})
+		go func() {
+			defer close(shared)
+			cpushare.Run(ctx, share, cpushare.Family)
+		}()
+		// Every CPU back before NodeMain returns (ServeNode is over).
+		defer func() { stop(); <-shared }()
 	}
 	err = ServeNode(ctx, o)
 	switch {

@@ -126,6 +126,10 @@ func (m *Monitor) addStarved(s history.Span) {
 // enough to cost nothing.
 const sampleEvery = 10
 
+// SampleInterval is how often a Monitor samples the other processes'
+// running tasks (OthersRunning).
+const SampleInterval = sampleEvery * Tick
+
 // OthersRunning is how many tasks of other processes are running or ready
 // to run now: the kernel's procs_running (/proc/stat) less the running
 // threads of this process and of the run's own processes own (see

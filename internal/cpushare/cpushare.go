@@ -7,81 +7,92 @@
 // test park and wake more threads than the cores can run: on 2 cores, two
 // process nodes spend about twice the CPU of two nodes in one process, and
 // that CPU is the server's. On their share (GOMAXPROCS = CPUs / nodes) they
-// spend about what one process would. But the kernel shares a busy
-// machine's CPU among threads, not processes: beside other busy processes
-// a node on its share gets less of the machine than one with every CPU,
-// and a gate's cells go unjudged. So a node takes its share only while
-// the other processes' ready tasks stay below one a core, the bound at
-// which the checker calls the harness saturated (checker.OthersBound),
-// and every CPU again as soon as they reach it.
+// spend less. But the kernel shares a busy machine's CPU among threads,
+// not processes: beside other busy processes a node on its share gets less
+// of the machine than one with every CPU, and a gate's cells go unjudged.
+// So a node takes its share only while the other processes' ready tasks
+// stay below the bound at which the checker calls the harness saturated
+// (checker.OthersBound a core), and every CPU again as soon as they reach
+// it.
 package cpushare
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/checker"
 	"github.com/lockbench/lockbench/health"
 )
 
 // Env is the environment variable that gives a node process its share of
-// the CPUs: a count of CPUs, at least 1 and at most GOMAXPROCS.
+// the CPUs: a count of CPUs, at least 1 and fewer than GOMAXPROCS.
 const Env = "LOCKBENCH_CPU_SHARE"
 
 // For is the environment that gives each of nodes node processes on this
-// machine its share of the CPUs this process may use (at least 1). Nil
-// when GOMAXPROCS is set (the user's choice, which the nodes inherit,
-// stands) or when a node's share would be every CPU.
+// machine its share of the CPUs this process may use: GOMAXPROCS / nodes,
+// at least 1. Nil when GOMAXPROCS is set (the user's choice, which the
+// nodes inherit, stands) or when the share would be every CPU.
 func For(nodes int) []string {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || nodes < 2 {
+	if _, set := os.LookupEnv("GOMAXPROCS"); set || nodes < 1 {
 		return nil
 	}
-	return []string{Env + "=" + strconv.Itoa(max(1, runtime.GOMAXPROCS(0)/nodes))}
+	all := runtime.GOMAXPROCS(0)
+	cpus := max(1, all/nodes)
+	if cpus >= all {
+		return nil
+	}
+	return []string{Env + "=" + strconv.Itoa(cpus)}
 }
 
 // FromEnv reads the share Env gives, and removes it from the environment
-// (it is not passed on). 0 when it is not set; an error naming the
-// variable when it is not a count of 1 to GOMAXPROCS.
+// (it is not passed on). 0 when it is not set, or when GOMAXPROCS is (the
+// user's choice stands); an error naming the variable when it is not a
+// count of CPUs from 1 to fewer than GOMAXPROCS.
 func FromEnv() (int, error) {
 	v, set := os.LookupEnv(Env)
 	if !set {
 		return 0, nil
 	}
 	os.Unsetenv(Env)
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		return 0, nil
+	}
+	all := runtime.GOMAXPROCS(0)
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > runtime.GOMAXPROCS(0) {
-		return 0, fmt.Errorf("$%s=%q: want a count of CPUs from 1 to %d", Env, v, runtime.GOMAXPROCS(0))
+	if err != nil || n < 1 || n >= all {
+		return 0, fmt.Errorf("cpushare: $%s=%q: want a count of CPUs from 1 to %d, fewer than this process's %d", Env, v, max(1, all-1), all)
 	}
 	return n, nil
 }
 
-// Every is how often Run samples the other processes' ready tasks (as
-// health does), and Window how many samples it weighs: a hog is seen
-// within a few samples, a moment's burst does not move the share.
-const (
-	Every  = 50 * time.Millisecond
-	Window = 8
-)
+// Window is how many of the other processes' samples (one every
+// health.SampleInterval) Run weighs: a hog shows within a few, a moment's
+// burst does not move the share.
+const Window = 8
 
-// Run keeps this process's GOMAXPROCS at share while the other processes
-// (all but this one and those own lists) kept fewer than one task a core
-// ready to run over the last Window samples, and at every CPU it started
-// with otherwise, until ctx ends; then it gives back every CPU. It starts
-// on every CPU, and stops on every CPU where the kernel does not say how
-// many tasks are ready.
-func Run(ctx context.Context, share int, own func() []int) {
-	run(ctx, Every, share, func() (float64, bool) { return health.OthersRunning(own()) })
+// Run keeps this process's GOMAXPROCS at cpus while the other processes
+// (all but this one and those own lists) kept fewer ready tasks than
+// checker.OthersBound a core over the last Window samples, and at the
+// runtime's default (every CPU) otherwise, until ctx ends. It starts on
+// every CPU, returns to it after the other processes reached the bound
+// only once a whole new Window is quiet, and ends on it: when ctx ends, or
+// at once where the kernel does not say how many tasks are ready. Run is
+// for a process whose GOMAXPROCS the user did not set (see FromEnv).
+func Run(ctx context.Context, cpus int, own func() []int) {
+	run(ctx, health.SampleInterval, cpus, func() (float64, bool) { return health.OthersRunning(own()) })
 }
 
-// run is Run with its samples taken by sample, every every.
-func run(ctx context.Context, every time.Duration, share int, sample func() (float64, bool)) {
+// run is Run with its samples taken by sample, one every interval.
+func run(ctx context.Context, interval time.Duration, cpus int, sample func() (float64, bool)) {
 	all := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(all)
-	tick := time.NewTicker(every)
+	defer runtime.SetDefaultGOMAXPROCS()
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var samples []float64
 	for {
@@ -98,17 +109,25 @@ func run(ctx context.Context, every time.Duration, share int, sample func() (flo
 		if len(samples) > Window {
 			samples = samples[1:]
 		}
-		if p := Want(samples, share, all, runtime.NumCPU()); p != runtime.GOMAXPROCS(0) {
-			runtime.GOMAXPROCS(p)
+		want, now := Want(samples, cpus, all, runtime.NumCPU()), runtime.GOMAXPROCS(0)
+		switch {
+		case want == now:
+		case want == all:
+			runtime.SetDefaultGOMAXPROCS()
+			// Back on its share only after a whole quiet window: at most
+			// one stop-the-world of each kind a window.
+			samples = samples[:0]
+		default:
+			runtime.GOMAXPROCS(want)
 		}
 	}
 }
 
 // Want is the GOMAXPROCS to run on after samples, the other processes'
-// ready tasks at each of the last samples (oldest first): share when a
-// whole Window of them averaged below one a core of the machine's cores,
-// all otherwise.
-func Want(samples []float64, share, all, cores int) int {
+// ready tasks at each of the last samples (oldest first): cpus when a whole
+// Window of them averaged fewer than checker.OthersBound a core of the
+// machine's cores, all otherwise.
+func Want(samples []float64, cpus, all, cores int) int {
 	if len(samples) < Window {
 		return all
 	}
@@ -116,21 +135,28 @@ func Want(samples []float64, share, all, cores int) int {
 	for _, n := range samples[len(samples)-Window:] {
 		sum += n
 	}
-	if sum/Window < float64(max(cores, 1)) {
-		return share
+	if sum/Window < checker.OthersBound*float64(max(cores, 1)) {
+		return cpus
 	}
 	return all
 }
 
-// Family is this process's parent and the parent's other children: a
-// node's coordinator and its fellow nodes, whose threads are the run's,
-// not other processes'. Nil where /proc does not say.
+// Family is this process's parent and the parent's other children that
+// run this same program: a node's coordinator and its fellow nodes, whose
+// threads are the run's, not other processes'. The servers a coordinator
+// started (etcd, PostgreSQL, Sentinels) are not in it: they count as other
+// processes, as the coordinator's own health counts them. Nil where /proc
+// does not say.
 func Family() []int {
 	parent := os.Getppid()
 	if parent <= 1 {
 		return nil
 	}
 	out := []int{parent}
+	exe, err := os.Executable()
+	if err != nil {
+		return out
+	}
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(parent) + "/task")
 	if err != nil {
 		return out
@@ -142,7 +168,11 @@ func Family() []int {
 			continue
 		}
 		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil && pid != self {
+			pid, err := strconv.Atoi(f)
+			if err != nil || pid == self {
+				continue
+			}
+			if e, err := os.Readlink(filepath.Join("/proc", f, "exe")); err == nil && e == exe {
 				out = append(out, pid)
 			}
 		}

@@ -2,6 +2,7 @@ package cpushare
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -50,11 +51,14 @@ func TestWant(t *testing.T) {
 // The samples are handed over one at a time: a sample is taken only after
 // the decision on the one before it.
 func TestRunFollowsTheSamples(t *testing.T) {
+	if v, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skipf("GOMAXPROCS=%s is set for the test itself: every CPU is the runtime's default, not it", v)
+	}
 	all := runtime.GOMAXPROCS(0)
 	if all < 2 {
 		t.Skipf("GOMAXPROCS is %d: no share smaller than every CPU here", all)
 	}
-	defer runtime.GOMAXPROCS(all)
+	defer runtime.SetDefaultGOMAXPROCS()
 	type sample struct {
 		n  float64
 		ok bool
@@ -66,8 +70,12 @@ func TestRunFollowsTheSamples(t *testing.T) {
 	go func() {
 		defer close(done)
 		run(ctx, time.Millisecond, 1, func() (float64, bool) {
-			s, open := <-feed
-			return s.n, s.ok && open
+			select {
+			case s := <-feed:
+				return s.n, s.ok
+			case <-ctx.Done():
+				return 0, false
+			}
 		})
 	}()
 	give := func(n float64, times int) {
@@ -85,6 +93,16 @@ func TestRunFollowsTheSamples(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != all {
 		t.Fatalf("after a hog showed: GOMAXPROCS %d, want every CPU, %d", got, all)
 	}
+	// Back on the share only after a whole new quiet window: the hog's
+	// samples are forgotten, the quiet ones before it too.
+	give(0, Window-2)
+	if got := runtime.GOMAXPROCS(0); got != all {
+		t.Fatalf("a window less one after the hog: GOMAXPROCS %d, want every CPU, %d", got, all)
+	}
+	give(0, 2)
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("a whole quiet window after the hog: GOMAXPROCS %d, want the share 1", got)
+	}
 	give(0, Window)
 	feed <- sample{0, false} // the kernel stops saying
 	<-done
@@ -98,7 +116,14 @@ func TestRunFollowsTheSamples(t *testing.T) {
 	feed = make(chan sample)
 	go func() {
 		defer close(done)
-		run(ctx, time.Millisecond, 1, func() (float64, bool) { return (<-feed).n, true })
+		run(ctx, time.Millisecond, 1, func() (float64, bool) {
+			select {
+			case s := <-feed:
+				return s.n, true
+			case <-ctx.Done():
+				return 0, false
+			}
+		})
 	}()
 	give(0, Window+1)
 	if got := runtime.GOMAXPROCS(0); got != 1 {
@@ -112,21 +137,31 @@ func TestRunFollowsTheSamples(t *testing.T) {
 }
 
 // TestFor: the nodes' environment gives each its share, and nothing when
-// the user set GOMAXPROCS or one node has every CPU.
+// the user set GOMAXPROCS or a node's share would be every CPU.
 func TestFor(t *testing.T) {
-	n := runtime.GOMAXPROCS(0)
 	if v, set := os.LookupEnv("GOMAXPROCS"); set {
 		t.Skipf("GOMAXPROCS=%s is set for the test itself", v)
 	}
-	want := []string{Env + "=" + strconv.Itoa(max(1, n/2))}
-	if got := For(2); !slices.Equal(got, want) {
-		t.Errorf("For(2) = %q, want %q", got, want)
-	}
-	if got := For(3 * n); !slices.Equal(got, []string{Env + "=1"}) {
-		t.Errorf("For(%d) = %q, want a share of 1", 3*n, got)
-	}
-	if got := For(1); got != nil {
-		t.Errorf("For(1) = %q, want nothing (one node has every CPU)", got)
+	n := runtime.GOMAXPROCS(0)
+	for _, c := range []struct {
+		nodes, all int
+		want       []string
+	}{
+		{2, n, []string{Env + "=" + strconv.Itoa(max(1, n/2))}},
+		{3 * n, n, []string{Env + "=1"}},
+		{1, n, nil},
+		{0, n, nil},
+		{2, 1, nil}, // one CPU: the share would be all of it
+	} {
+		runtime.GOMAXPROCS(c.all)
+		got := For(c.nodes)
+		runtime.SetDefaultGOMAXPROCS()
+		if c.all >= 2 && c.nodes >= 2 && n < 2 {
+			continue // one CPU here: nothing to share
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("For(%d) with GOMAXPROCS %d = %q, want %q", c.nodes, c.all, got, c.want)
+		}
 	}
 	t.Setenv("GOMAXPROCS", strconv.Itoa(n))
 	if got := For(2); got != nil {
@@ -135,8 +170,16 @@ func TestFor(t *testing.T) {
 }
 
 // TestFromEnv: the share is read once and removed; anything but a count of
-// 1 to GOMAXPROCS is an error that names the variable.
+// CPUs from 1 to fewer than GOMAXPROCS is an error that names the
+// variable; a GOMAXPROCS the user set stands.
 func TestFromEnv(t *testing.T) {
+	if v, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skipf("GOMAXPROCS=%s is set for the test itself", v)
+	}
+	all := runtime.GOMAXPROCS(0)
+	if all < 2 {
+		t.Skipf("GOMAXPROCS is %d: no share smaller than every CPU here", all)
+	}
 	t.Setenv(Env, "") // restored after the test
 	os.Unsetenv(Env)
 	if n, err := FromEnv(); n != 0 || err != nil {
@@ -149,30 +192,45 @@ func TestFromEnv(t *testing.T) {
 	if _, set := os.LookupEnv(Env); set {
 		t.Errorf("%s is still set after it was read", Env)
 	}
-	for _, v := range []string{"", "0", "-1", "two", "1.5", strconv.Itoa(runtime.GOMAXPROCS(0) + 1), "99999999999999999999"} {
+	for _, v := range []string{"", "0", "-1", "two", "1.5", strconv.Itoa(all), "99999999999999999999"} {
 		t.Setenv(Env, v)
 		if n, err := FromEnv(); err == nil || !strings.Contains(err.Error(), Env) {
 			t.Errorf("%s=%q: %d, %v; want an error naming %s", Env, v, n, err, Env)
 		}
 	}
+	t.Setenv(Env, "1")
+	t.Setenv("GOMAXPROCS", strconv.Itoa(all))
+	if n, err := FromEnv(); n != 0 || err != nil {
+		t.Errorf("%s=1 with GOMAXPROCS set: %d, %v; want 0, nil (the user's choice stands)", Env, n, err)
+	}
 }
 
 // TestFamily: a child process of this test finds this process (its
-// parent) and its sibling, and not itself.
+// parent) and its sibling that runs the same program, and neither itself
+// nor a sibling that runs another program (a server its parent started).
 func TestFamily(t *testing.T) {
-	if os.Getenv("CPUSHARE_FAMILY_CHILD") != "" {
-		return // the child's work is in TestMain
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err != nil {
+		t.Skipf("this kernel does not list a process's children in /proc: %v", err)
 	}
-	if _, err := os.Stat("/proc/self/task"); err != nil {
-		t.Skipf("no /proc here: %v", err)
+	start := func(cmd *exec.Cmd) *exec.Cmd {
+		t.Helper()
+		if err := cmd.Start(); err != nil {
+			t.Skipf("cannot start %s: %v", cmd.Path, err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
 	}
-	sibling := exec.Command("sleep", "60")
-	if err := sibling.Start(); err != nil {
-		t.Skipf("no sleep to start a sibling with: %v", err)
+	same := exec.Command(os.Args[0], "-test.run=^$")
+	same.Env = append(os.Environ(), "CPUSHARE_FAMILY=wait")
+	stdin, err := same.StdinPipe() // it waits for its stdin to close
+	if err != nil {
+		t.Fatal(err)
 	}
-	defer func() { sibling.Process.Kill(); sibling.Wait() }()
+	defer stdin.Close()
+	start(same)
+	other := start(exec.Command("sleep", "60"))
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "CPUSHARE_FAMILY_CHILD=1")
+	child.Env = append(os.Environ(), "CPUSHARE_FAMILY=say")
 	out, err := child.Output()
 	if err != nil {
 		t.Fatalf("the child: %v", err)
@@ -192,8 +250,11 @@ func TestFamily(t *testing.T) {
 	if family[0] != os.Getpid() {
 		t.Errorf("family %v: want its parent, %d, first", family, os.Getpid())
 	}
-	if !slices.Contains(family, sibling.Process.Pid) {
-		t.Errorf("family %v: want its sibling %d in it", family, sibling.Process.Pid)
+	if !slices.Contains(family, same.Process.Pid) {
+		t.Errorf("family %v: want its sibling of the same program, %d, in it", family, same.Process.Pid)
+	}
+	if slices.Contains(family, other.Process.Pid) {
+		t.Errorf("family %v: its sibling of another program, %d, is in it", family, other.Process.Pid)
 	}
 	if slices.Contains(family, self) {
 		t.Errorf("family %v: the child itself, %d, is in it", family, self)
@@ -201,12 +262,16 @@ func TestFamily(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv("CPUSHARE_FAMILY_CHILD") != "" {
+	switch os.Getenv("CPUSHARE_FAMILY") {
+	case "say":
 		os.Stdout.WriteString(strconv.Itoa(os.Getpid()))
 		for _, pid := range Family() {
 			os.Stdout.WriteString(" " + strconv.Itoa(pid))
 		}
 		os.Stdout.WriteString("\n")
+		os.Exit(0)
+	case "wait":
+		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
