@@ -46,10 +46,11 @@ func TestWant(t *testing.T) {
 }
 
 // TestRunFollowsTheSamples: Run moves this process's GOMAXPROCS to the
-// share after a quiet window, back to every CPU when a hog shows, and
-// gives every CPU back when the kernel stops saying or its context ends.
-// The samples are handed over one at a time: a sample is taken only after
-// the decision on the one before it.
+// share after a quiet window, back to every CPU when a hog shows, onto the
+// share again only after a whole new quiet window, and gives every CPU
+// back when the kernel stops saying or its context ends. Each state is
+// read while run waits for its next sample, after its decision on the
+// last one.
 func TestRunFollowsTheSamples(t *testing.T) {
 	if v, set := os.LookupEnv("GOMAXPROCS"); set {
 		t.Skipf("GOMAXPROCS=%s is set for the test itself: every CPU is the runtime's default, not it", v)
@@ -59,80 +60,75 @@ func TestRunFollowsTheSamples(t *testing.T) {
 		t.Skipf("GOMAXPROCS is %d: no share smaller than every CPU here", all)
 	}
 	defer runtime.SetDefaultGOMAXPROCS()
-	type sample struct {
-		n  float64
-		ok bool
-	}
-	feed := make(chan sample)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		run(ctx, time.Millisecond, 1, func() (float64, bool) {
-			select {
-			case s := <-feed:
-				return s.n, s.ok
-			case <-ctx.Done():
-				return 0, false
+	hog := float64(4 * runtime.NumCPU()) // two of these fill a window's bound
+	for _, c := range []struct {
+		name string
+		end  func(cancel context.CancelFunc, feed chan<- float64)
+	}{
+		{"the kernel stops saying", func(_ context.CancelFunc, feed chan<- float64) { close(feed) }},
+		{"its context ends", func(cancel context.CancelFunc, _ chan<- float64) { cancel() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			asked, feed, done := make(chan struct{}), make(chan float64), make(chan struct{})
+			go func() {
+				defer close(done)
+				run(ctx, time.Millisecond, 1, func() (float64, bool) {
+					select {
+					case asked <- struct{}{}:
+					case <-ctx.Done():
+						return 0, false
+					}
+					select {
+					case n, ok := <-feed:
+						return n, ok
+					case <-ctx.Done():
+						return 0, false
+					}
+				})
+			}()
+			// give hands run samples, each after run asked for it, and
+			// returns once run asks for the next: it has decided on them.
+			give := func(n float64, times int) {
+				for range times {
+					feed <- n
+					<-asked
+				}
+			}
+			<-asked
+			give(0, Window-1)
+			if got := runtime.GOMAXPROCS(0); got != all {
+				t.Fatalf("a window less one, quiet: GOMAXPROCS %d, want every CPU, %d", got, all)
+			}
+			give(0, 1)
+			if got := runtime.GOMAXPROCS(0); got != 1 {
+				t.Fatalf("a quiet window: GOMAXPROCS %d, want the share 1", got)
+			}
+			give(hog, 1)
+			if got := runtime.GOMAXPROCS(0); got != 1 {
+				t.Fatalf("one hog's sample in a quiet window: GOMAXPROCS %d, want the share 1", got)
+			}
+			give(hog, 1)
+			if got := runtime.GOMAXPROCS(0); got != all {
+				t.Fatalf("two hog's samples: GOMAXPROCS %d, want every CPU, %d", got, all)
+			}
+			// The hog's samples would leave the window after 7 quiet ones;
+			// the share comes back after 8, a whole new window.
+			give(0, Window-1)
+			if got := runtime.GOMAXPROCS(0); got != all {
+				t.Fatalf("a window less one, quiet, after the hog: GOMAXPROCS %d, want every CPU, %d", got, all)
+			}
+			give(0, 1)
+			if got := runtime.GOMAXPROCS(0); got != 1 {
+				t.Fatalf("a whole quiet window after the hog: GOMAXPROCS %d, want the share 1", got)
+			}
+			c.end(cancel, feed)
+			<-done
+			if got := runtime.GOMAXPROCS(0); got != all {
+				t.Fatalf("after %s: GOMAXPROCS %d, want every CPU, %d", c.name, got, all)
 			}
 		})
-	}()
-	give := func(n float64, times int) {
-		for range times {
-			feed <- sample{n, true}
-		}
-	}
-	give(0, Window)
-	feed <- sample{0, true} // taken after the window's decision
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("after a quiet window: GOMAXPROCS %d, want the share 1", got)
-	}
-	give(float64(4*runtime.NumCPU()), 2)
-	feed <- sample{0, true}
-	if got := runtime.GOMAXPROCS(0); got != all {
-		t.Fatalf("after a hog showed: GOMAXPROCS %d, want every CPU, %d", got, all)
-	}
-	// Back on the share only after a whole new quiet window: the hog's
-	// samples are forgotten, the quiet ones before it too.
-	give(0, Window-2)
-	if got := runtime.GOMAXPROCS(0); got != all {
-		t.Fatalf("a window less one after the hog: GOMAXPROCS %d, want every CPU, %d", got, all)
-	}
-	give(0, 2)
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("a whole quiet window after the hog: GOMAXPROCS %d, want the share 1", got)
-	}
-	give(0, Window)
-	feed <- sample{0, false} // the kernel stops saying
-	<-done
-	if got := runtime.GOMAXPROCS(0); got != all {
-		t.Fatalf("after the samples failed: GOMAXPROCS %d, want every CPU, %d", got, all)
-	}
-
-	// A context that ends gives every CPU back too.
-	ctx, cancel = context.WithCancel(t.Context())
-	done = make(chan struct{})
-	feed = make(chan sample)
-	go func() {
-		defer close(done)
-		run(ctx, time.Millisecond, 1, func() (float64, bool) {
-			select {
-			case s := <-feed:
-				return s.n, true
-			case <-ctx.Done():
-				return 0, false
-			}
-		})
-	}()
-	give(0, Window+1)
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("after a quiet window: GOMAXPROCS %d, want the share 1", got)
-	}
-	cancel()
-	<-done
-	if got := runtime.GOMAXPROCS(0); got != all {
-		t.Fatalf("after its context ended: GOMAXPROCS %d, want every CPU, %d", got, all)
 	}
 }
 
