@@ -68,6 +68,22 @@ func state(t *testing.T) string {
 	return list[0].State
 }
 
+// settles waits until docker lists the node container in state want, and
+// fails the test with the state it lists when that takes longer than a
+// minute. Docker records a pause and an unpause again when containerd's
+// event for it comes in, after the call returned: on a busy machine a
+// late "paused" event has listed an unpaused container as paused.
+func settles(t *testing.T, want string) {
+	t.Helper()
+	s := state(t)
+	for deadline := time.Now().Add(time.Minute); s != want && time.Now().Before(deadline); s = state(t) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s != want {
+		t.Fatalf("the container is %q, want %s", s, want)
+	}
+}
+
 // TestNodeContainer: a node's container started by NodeLauncher dials the
 // coordinator on the host's loopback, freezes with Stop and runs again
 // with Continue, dies with Kill (paused, too) and is gone then, and a node
@@ -123,17 +139,13 @@ func TestNodeContainer(t *testing.T) {
 			t.Fatal(err)
 		}
 		took := time.Since(start)
-		if s := state(t); s != "paused" {
-			t.Fatalf("after Stop the container is %q, want paused", s)
-		}
+		settles(t, "paused")
 		start = time.Now()
 		if err := p.Continue(); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("docker pause took %v, docker unpause %v", took.Round(10*time.Microsecond), time.Since(start).Round(10*time.Microsecond))
-		if s := state(t); s != "running" {
-			t.Fatalf("after Continue the container is %q, want running", s)
-		}
+		settles(t, "running")
 	}
 	if err := p.Continue(); err != nil { // not paused: nothing to do
 		t.Fatalf("Continue of a running node: %v", err)
