@@ -20,9 +20,8 @@ import (
 // NodeProcesses launches each of a sale's nodes (nodes of them) as a
 // child process of this program's binary, `<program> node …` (cli.Main
 // serves that subcommand with NodeMain; a test binary's TestMain does
-// with IsNode).
-// Each runs on its share of the CPUs while the machine is otherwise quiet
-// (internal/cpushare).
+// with IsNode). Each runs on its share of the CPUs while the machine is
+// otherwise quiet (internal/cpushare).
 func NodeProcesses(nodes int) (workload.Processes, error) {
 	exe, err := os.Executable()
 	if err != nil {

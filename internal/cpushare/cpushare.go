@@ -95,6 +95,7 @@ func run(ctx context.Context, interval time.Duration, cpus int, sample func() (f
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var samples []float64
+	shared := false // on cpus rather than the default
 	for {
 		select {
 		case <-ctx.Done():
@@ -109,16 +110,16 @@ func run(ctx context.Context, interval time.Duration, cpus int, sample func() (f
 		if len(samples) > Window {
 			samples = samples[1:]
 		}
-		want, now := Want(samples, cpus, all, runtime.NumCPU()), runtime.GOMAXPROCS(0)
-		switch {
-		case want == now:
-		case want == all:
+		switch share := Want(samples, cpus, all, runtime.NumCPU()) == cpus; {
+		case share && !shared:
+			runtime.GOMAXPROCS(cpus)
+			shared = true
+		case !share && shared:
 			runtime.SetDefaultGOMAXPROCS()
+			shared = false
 			// Back on its share only after a whole quiet window: at most
 			// one stop-the-world of each kind a window.
 			samples = samples[:0]
-		default:
-			runtime.GOMAXPROCS(want)
 		}
 	}
 }
