@@ -39,7 +39,7 @@ const Env = "LOCKBENCH_CPU_SHARE"
 // at least 1. Nil when GOMAXPROCS is set (the user's choice, which the
 // nodes inherit, stands) or when the share would be every CPU.
 func For(nodes int) []string {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || nodes < 1 {
+	if Unshared() != "" || nodes < 1 {
 		return nil
 	}
 	all := runtime.GOMAXPROCS(0)
@@ -48,6 +48,18 @@ func For(nodes int) []string {
 		return nil
 	}
 	return []string{Env + "=" + strconv.Itoa(cpus)}
+}
+
+// Unshared says why this process has no share of the CPUs to take: the
+// user set GOMAXPROCS, or it has one CPU. "" when it has.
+func Unshared() string {
+	if v, set := os.LookupEnv("GOMAXPROCS"); set {
+		return "GOMAXPROCS=" + v + " is set: the user's choice stands"
+	}
+	if n := runtime.GOMAXPROCS(0); n < 2 {
+		return "GOMAXPROCS is " + strconv.Itoa(n) + ": no share is smaller than every CPU"
+	}
+	return ""
 }
 
 // FromEnv reads the share Env gives, and removes it from the environment

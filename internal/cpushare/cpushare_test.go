@@ -52,13 +52,10 @@ func TestWant(t *testing.T) {
 // read while run waits for its next sample, after its decision on the
 // last one.
 func TestRunFollowsTheSamples(t *testing.T) {
-	if v, set := os.LookupEnv("GOMAXPROCS"); set {
-		t.Skipf("GOMAXPROCS=%s is set for the test itself: every CPU is the runtime's default, not it", v)
+	if why := Unshared(); why != "" {
+		t.Skip(why)
 	}
 	all := runtime.GOMAXPROCS(0)
-	if all < 2 {
-		t.Skipf("GOMAXPROCS is %d: no share smaller than every CPU here", all)
-	}
 	defer runtime.SetDefaultGOMAXPROCS()
 	hog := float64(4 * runtime.NumCPU()) // two of these fill a window's bound
 	for _, c := range []struct {
@@ -169,13 +166,10 @@ func TestFor(t *testing.T) {
 // CPUs from 1 to fewer than GOMAXPROCS is an error that names the
 // variable; a GOMAXPROCS the user set stands.
 func TestFromEnv(t *testing.T) {
-	if v, set := os.LookupEnv("GOMAXPROCS"); set {
-		t.Skipf("GOMAXPROCS=%s is set for the test itself", v)
+	if why := Unshared(); why != "" {
+		t.Skip(why)
 	}
 	all := runtime.GOMAXPROCS(0)
-	if all < 2 {
-		t.Skipf("GOMAXPROCS is %d: no share smaller than every CPU here", all)
-	}
 	t.Setenv(Env, "") // restored after the test
 	os.Unsetenv(Env)
 	if n, err := FromEnv(); n != 0 || err != nil {
