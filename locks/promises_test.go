@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -428,7 +429,8 @@ func queued(name string, jump uint64) harness.Impl {
 
 // TestFIFOPromiseCaught: a lock that promises first-come order and lets
 // one waiter in twenty jump the queue fails, in every seed of a small
-// sale with no fault; the same lock without the jump passes.
+// sale with no fault in which a queue formed; the same lock without the
+// jump passes.
 func TestFIFOPromiseCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: six sales")
@@ -445,6 +447,14 @@ func TestFIFOPromiseCaught(t *testing.T) {
 			t.Logf("seed %d: not judged, the harness saturated: %q", seed, r.Saturation)
 			continue
 		}
+		// Without a queue there is nothing to jump: the checker notes
+		// "no overtakes" only when some buyer waited for the lock longer
+		// than the fairness margin (a CI run saw a seed where none did).
+		queue := r.Lock.Overtakes > 0 || slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "fairness: no overtakes") })
+		if !caught && !queue {
+			t.Logf("seed %d: not judged, no buyer waited for the lock longer than the fairness margin: no queue to jump", seed)
+			continue
+		}
 		judged++
 		if !caught {
 			t.Errorf("seed %d: the queue jump passed (fifo %v, %d overtakes, verdict %s)\nreasons: %q\nnotes: %q", seed, r.Lock.FIFO, r.Lock.Overtakes, r.Verdict, r.Reasons, r.Notes)
@@ -457,6 +467,6 @@ func TestFIFOPromiseCaught(t *testing.T) {
 		}
 	}
 	if judged == 0 {
-		t.Skip("every seed's sale saturated the harness: the queue jump could not be judged on this machine now")
+		t.Skip("in every seed the harness saturated or no queue formed: the queue jump could not be judged on this machine now")
 	}
 }
