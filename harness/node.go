@@ -20,14 +20,15 @@ import (
 // NodeProcesses launches each of a sale's nodes (nodes of them) as a
 // child process of this program's binary, `<program> node …` (cli.Main
 // serves that subcommand with NodeMain; a test binary's TestMain does
-// with IsNode). Each runs on its share of the CPUs while the machine is
-// otherwise quiet (internal/cpushare).
+// with IsNode). Each, and the coordinator while the sale runs, runs on
+// its share of the CPUs while the machine is otherwise quiet
+// (internal/cpushare).
 func NodeProcesses(nodes int) (workload.Processes, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return workload.Processes{}, fmt.Errorf("%w: cannot find this program to start its nodes: %v", ErrPlan, err)
 	}
-	return workload.Processes{Command: []string{exe, "node"}, Env: cpushare.For(nodes)}, nil
+	return workload.Processes{Command: []string{exe, "node"}, Share: cpushare.For(nodes)}, nil
 }
 
 // ServeNode runs one node of a sale whose coordinator runs elsewhere,
@@ -123,17 +124,7 @@ Flags:
 	// Ctrl-C and SIGTERM end the node; its coordinator sees it gone.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if share > 0 {
-		// A node its coordinator started on this machine: the
-		// coordinator and the other nodes are the run's processes.
-		shared := make(chan struct{})
-		go func() {
-			defer close(shared)
-			cpushare.Run(ctx, share, cpushare.Family)
-		}()
-		// Every CPU back before NodeMain returns (ServeNode is over).
-		defer func() { stop(); <-shared }()
-	}
+	o.CPUShare = share
 	err = ServeNode(ctx, o)
 	switch {
 	case err == nil:

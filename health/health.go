@@ -39,6 +39,7 @@ const Tick = 5 * time.Millisecond
 type Monitor struct {
 	now     func() int64
 	own     func() []int // the run's other processes (see Start)
+	observe func(others float64, ok bool)
 	started time.Time
 	cpu0    time.Duration
 	sched0  schedStat
@@ -64,9 +65,11 @@ type Monitor struct {
 // gives at each sample the PIDs of the run's other processes on this
 // machine (its nodes, when they are processes of their own): their
 // running threads are lockbench's, not other processes' (a harness busy
-// on a quiet machine is not starved).
-func Start(now func() int64, own func() []int) *Monitor {
-	m := &Monitor{now: now, own: own, started: time.Now(), mostProcs: runtime.GOMAXPROCS(0), cpu0: cpuTime(), sched0: readSchedStat(), rt0: runtimeSamples(), stop: make(chan struct{}), done: make(chan struct{})}
+// on a quiet machine is not starved). observe, when not nil, is given each
+// of those samples as it is taken, one every SampleInterval (ok false
+// when the kernel did not say), on the Monitor's goroutine.
+func Start(now func() int64, own func() []int, observe func(others float64, ok bool)) *Monitor {
+	m := &Monitor{now: now, own: own, observe: observe, started: time.Now(), mostProcs: runtime.GOMAXPROCS(0), cpu0: cpuTime(), sched0: readSchedStat(), rt0: runtimeSamples(), stop: make(chan struct{}), done: make(chan struct{})}
 	go m.watchStalls()
 	return m
 }
@@ -91,6 +94,9 @@ func (m *Monitor) watchStalls() {
 			m.procSamples++
 			m.mostProcs = max(m.mostProcs, procs)
 			m.mu.Unlock()
+			if m.observe != nil {
+				m.observe(n, ok)
+			}
 		}
 		from := m.now()
 		t0 := time.Now()
@@ -131,21 +137,14 @@ const sampleEvery = 10
 const SampleInterval = sampleEvery * Tick
 
 // OthersRunning is how many tasks of other processes are running or ready
-// to run now: the kernel's procs_running (/proc/stat) less the running
-// threads of this process and of the run's own processes own (see
-// Start). ok is false where the kernel does not say.
+// to run now: the kernel's count of them (the running half of the fourth
+// field of /proc/loadavg, "running/threads", which /proc/stat gives as
+// procs_running at more cost) less the running threads of this
+// process and of the run's own processes own (see Start). ok is false
+// where the kernel does not say.
 func OthersRunning(own []int) (float64, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	_, rest, ok := strings.Cut(string(b), "\nprocs_running ")
+	all, ok := procsRunning()
 	if !ok {
-		return 0, false
-	}
-	field, _, _ := strings.Cut(rest, "\n")
-	all, err := strconv.Atoi(strings.TrimSpace(field))
-	if err != nil {
 		return 0, false
 	}
 	mine, ok := runningThreads("self")
@@ -153,6 +152,34 @@ func OthersRunning(own []int) (float64, bool) {
 		return 0, false
 	}
 	return float64(max(0, all-mine-runningOf(own))), true
+}
+
+// procsRunning is the kernel's count of tasks running or ready to run
+// (/proc/loadavg: "0.52 0.58 0.59 3/151 12345").
+func procsRunning() (int, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	return runningIn(string(b))
+}
+
+// runningIn is the count of tasks running or ready to run that a
+// /proc/loadavg's text gives; ok is false when it gives none.
+func runningIn(loadavg string) (int, bool) {
+	f := strings.Fields(loadavg)
+	if len(f) < 4 {
+		return 0, false
+	}
+	running, _, ok := strings.Cut(f[3], "/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(running)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // runningOf is how many threads of the processes pids are running or

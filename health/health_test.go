@@ -1,10 +1,12 @@
 package health
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,7 +64,7 @@ func TestBucketOfIsMonotonic(t *testing.T) {
 // asserts lower bounds only: a busy machine can only add to a stall.
 func TestMonitorSeesAStall(t *testing.T) {
 	base := monoclock.Now()
-	m := Start(func() int64 { return monoclock.Now() - base }, nil)
+	m := Start(func() int64 { return monoclock.Now() - base }, nil, nil)
 	time.Sleep(3 * Tick)
 	stall := 120 * time.Millisecond
 	if err := stopTheWorld(stall); err != nil {
@@ -139,7 +141,7 @@ func TestMonitorCountsTheMostCPUs(t *testing.T) {
 	defer runtime.GOMAXPROCS(all)
 	runtime.GOMAXPROCS(1)
 	base := monoclock.Now()
-	m := Start(func() int64 { return monoclock.Now() - base }, nil)
+	m := Start(func() int64 { return monoclock.Now() - base }, nil, nil)
 	// On every CPU until two samples are taken (the first may have read
 	// GOMAXPROCS before it moved), then on one again.
 	runtime.GOMAXPROCS(all)
@@ -155,5 +157,71 @@ func TestMonitorCountsTheMostCPUs(t *testing.T) {
 	h := m.Stop(-1)
 	if h.CPUs != all {
 		t.Errorf("CPUs %d, want the most it had, %d", h.CPUs, all)
+	}
+}
+
+// TestRunningIn reads the running tasks from /proc/loadavg's text, and
+// refuses a text that does not give them.
+func TestRunningIn(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+		ok   bool
+	}{
+		{"0.52 0.58 0.59 3/151 12345\n", 3, true},
+		{"12.00 9.10 4.00 17/2048 99", 17, true},
+		{"0.00 0.00 0.00 0/1 1", 0, true},
+		{"", 0, false},
+		{"0.52 0.58 0.59", 0, false},
+		{"0.52 0.58 0.59 3 12345", 0, false},
+		{"0.52 0.58 0.59 x/151 12345", 0, false},
+		{"0.52 0.58 0.59 -3/151 12345", 0, false},
+	} {
+		n, ok := runningIn(c.text)
+		if n != c.want || ok != c.ok {
+			t.Errorf("runningIn(%q) = %d, %v; want %d, %v", c.text, n, ok, c.want, c.ok)
+		}
+	}
+	// This machine's: the test's own thread is running as it reads.
+	if n, ok := procsRunning(); ok && n < 1 {
+		t.Errorf("procsRunning() = %d while this thread runs, want at least 1", n)
+	}
+}
+
+// TestMonitorObserves: the monitor hands each sample of the other
+// processes to its observer as it takes it, and none after Stop.
+func TestMonitorObserves(t *testing.T) {
+	var mu sync.Mutex
+	var seen []bool
+	stopped := false
+	base := monoclock.Now()
+	m := Start(func() int64 { return monoclock.Now() - base }, nil, func(others float64, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			t.Error("a sample observed after Stop returned")
+		}
+		if ok && others < 0 {
+			t.Errorf("observed %v other tasks", others)
+		}
+		seen = append(seen, ok)
+	})
+	samples := func() int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.procSamples
+	}
+	for samples() < 2 {
+		time.Sleep(Tick)
+	}
+	m.Stop(-1)
+	mu.Lock()
+	defer mu.Unlock()
+	stopped = true
+	if len(seen) < 2 {
+		t.Fatalf("%d samples observed, want the 2 taken", len(seen))
+	}
+	if _, err := os.Stat("/proc/loadavg"); err == nil && !seen[0] {
+		t.Error("the first sample observed failed, though /proc/loadavg reads")
 	}
 }

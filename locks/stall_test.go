@@ -27,7 +27,7 @@ type stallWatch struct {
 func (w *stallWatch) start() {
 	w.end()
 	t0 := time.Now()
-	w.m = health.Start(func() int64 { return int64(time.Since(t0)) }, nil)
+	w.m = health.Start(func() int64 { return int64(time.Since(t0)) }, nil, nil)
 	w.clock = watchEmbeddedClocks()
 }
 

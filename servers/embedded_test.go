@@ -150,7 +150,7 @@ func TestEmbeddedPauseSpareScripts(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // scripts under way
 	t0 := time.Now()
-	mon := health.Start(func() int64 { return int64(time.Since(t0)) }, nil)
+	mon := health.Start(func() int64 { return int64(time.Since(t0)) }, nil, nil)
 	watch := srv.WatchClock()
 	if err := srv.Pause(ctx, 500*time.Millisecond); err != nil {
 		t.Fatal(err)

@@ -166,6 +166,9 @@ type remoteNode struct {
 	// began (-1 before the first: the node's next incarnation serves
 	// them, if this one dies first).
 	inflight map[int32]*inflight
+	// unstarted counts the buyers of inflight that have not begun, as far
+	// as the node's starts have come in (see deliver).
+	unstarted int
 	// offset is the node's clock minus the coordinator's, eps the bound
 	// of its error, both measured by round trips.
 	offset, eps int64
@@ -555,6 +558,9 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 			rn.mu.Lock()
 			f := rn.inflight[m.Client]
 			if f != nil && !rn.killed {
+				if f.attempt < 0 {
+					rn.unstarted--
+				}
 				f.attempt, f.start = m.Attempt, m.T0
 				if co.acked() {
 					l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
@@ -761,6 +767,9 @@ func (rn *remoteNode) answered(c int32) {
 	rn.mu.Lock()
 	f := rn.inflight[c]
 	delete(rn.inflight, c)
+	if f != nil && f.attempt < 0 {
+		rn.unstarted--
+	}
 	rn.mu.Unlock()
 	if f == nil {
 		return
@@ -833,6 +842,7 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 			// Its start, sent unanswered, may have been lost with the
 			// node: it may have begun, at the earliest when delivered.
 			attempt, start = 0, f.delivered
+			rn.unstarted--
 		}
 		if attempt >= 0 {
 			crashed = append(crashed, c)
@@ -965,9 +975,30 @@ func (co *coordinator) deliver(ctx context.Context, c int32) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1, delivered: co.r.now()}
-	if rn.live {
-		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Buyer, Client: c})
+	rn.unstarted++
+	if !rn.live {
+		return
 	}
+	m := &nodeproto.Message{Kind: nodeproto.Buyer, Client: c}
+	if rn.backlogged() {
+		// More than two pools' worth of buyers wait at the node for a
+		// worker, as far as its starts have come in: this one cannot
+		// begin before they do, so it may wait in the link for the
+		// buyers after it (nodeproto.Linger) and go in one write with
+		// them. A buyer a worker may take at once goes at once.
+		rn.link.Post(m)
+		return
+	}
+	rn.link.Send(m)
+}
+
+// backlogged reports whether more than two pools' worth of the node's
+// buyers wait for a worker, as far as its starts have come in: a buyer
+// handed to it now cannot begin before they do. Never without workers
+// (each buyer has a goroutine of its own). rn.mu is held.
+func (rn *remoteNode) backlogged() bool {
+	w := rn.co.r.cfg.Workers
+	return w > 0 && rn.unstarted > 2*w
 }
 
 // done counts k buyers answered.
@@ -1124,6 +1155,19 @@ func (co *coordinator) clockError() int64 {
 	return e
 }
 
+// share is the CPUs the coordinator runs on while the sale runs and the
+// machine is quiet: its node processes' (Processes.Share); 0 (every CPU)
+// for nodes elsewhere or none.
+func (r *run) share() int {
+	switch l := r.cfg.Launcher.(type) {
+	case Processes:
+		return l.Share
+	case *Processes:
+		return l.Share
+	}
+	return 0
+}
+
 // localNodes are the PIDs of the run's nodes that are processes of this
 // machine's (children; not containers), as they are now: a node started
 // again has a new one. None without a coordinator.
@@ -1155,9 +1199,11 @@ func (co *coordinator) mergeHealth(h *history.Health) {
 			nh := *rn.health
 			nh.Discount(rn.stops, int64(health.Tick))
 			if _, ok := rn.proc.(*child); ok {
-				// A child counts the coordinator and its sibling nodes as
-				// other processes; the coordinator, on the same machine,
-				// leaves them out (localNodes), and its figure stands.
+				// A child may count the coordinator and its sibling nodes
+				// as other processes (it leaves them out only on its
+				// share of the CPUs); the coordinator, on the same
+				// machine, leaves them out (localNodes), and its figure
+				// stands.
 				nh.Others = -1
 			}
 			h.Merge(nh)

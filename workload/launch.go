@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/cpushare"
 	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/lockbench/lockbench/servers"
 )
@@ -75,6 +76,11 @@ type Processes struct {
 	Command []string
 	// Env, when set, is added to the children's environment.
 	Env []string
+	// Share, when not 0, is the CPUs each node and, while the sale runs,
+	// the coordinator run on while other processes leave the machine
+	// quiet (internal/cpushare; cpushare.For gives it). The children are
+	// given it in their environment (cpushare.Env).
+	Share int
 }
 
 // Mode implements Launcher.
@@ -89,6 +95,9 @@ func (p Processes) Launch(ctx context.Context, node int, addr string, cred Crede
 	cmd := exec.Command(p.Command[0], args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(append(cmd.Environ(), p.Env...), cred.Env()...)
+	if p.Share > 0 {
+		cmd.Env = append(cmd.Env, cpushare.Env+"="+strconv.Itoa(p.Share))
+	}
 	out := &tail{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

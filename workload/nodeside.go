@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/cpushare"
 	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/lockbench/lockbench/nodeproto"
 	"github.com/redis/go-redis/v9"
@@ -47,6 +48,11 @@ type NodeOptions struct {
 	// DialTimeout bounds the wait for the coordinator to answer; zero is
 	// 30 s.
 	DialTimeout time.Duration
+	// CPUShare, when not 0, is the CPUs the node runs on while the sale
+	// runs and other processes than its coordinator and fellow nodes
+	// leave the machine quiet (internal/cpushare; a node its coordinator
+	// started is given it in cpushare.Env).
+	CPUShare int
 }
 
 // ErrCoordinatorGone is ServeNode's error when its coordinator went away
@@ -76,6 +82,7 @@ func ServeNode(ctx context.Context, o NodeOptions) error {
 	conn.SetDeadline(time.Time{})
 	defer l.Close()
 	ns := &nodeSide{l: l, opts: o}
+	defer func() { ns.share.End() }()
 	return ns.serve(ctx)
 }
 
@@ -113,6 +120,9 @@ type nodeSide struct {
 	acked bool
 	// mon measures the node process's health from go to stop.
 	mon *health.Monitor
+	// share keeps the node on its share of the CPUs from go to stop, on
+	// mon's samples; nil for every CPU.
+	share *cpushare.Share
 }
 
 // serve handles the coordinator's messages until the sale ends.
@@ -161,7 +171,13 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 				sale, cancel = context.WithTimeout(sale, time.Duration(m.T0+int64(t)-monoclock.Now()))
 				defer cancel()
 			}
-			ns.mon = health.Start(ns.r.now, nil)
+			// A node its coordinator started on this machine counts the
+			// coordinator and its fellow nodes as the run's processes.
+			var own func() []int
+			if ns.share = cpushare.New(ns.opts.CPUShare); ns.share != nil {
+				own = cpushare.Family
+			}
+			ns.mon = health.Start(ns.r.now, own, ns.share.Observe)
 			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
 			ns.r.goSafe(func() { ns.report(stats) })
 		case nodeproto.Buyer:
@@ -198,6 +214,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 				h := ns.mon.Stop(ns.n.id)
 				end.Health = &h
 			}
+			ns.share.End()
 			ns.l.Send(end)
 		case nodeproto.Die:
 			// A crash on another machine: the process dies at once, as a

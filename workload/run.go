@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
+	"github.com/lockbench/lockbench/internal/cpushare"
 	"github.com/lockbench/lockbench/internal/ctxtime"
 	"github.com/lockbench/lockbench/internal/monoclock"
 	"github.com/lockbench/lockbench/internal/safego"
@@ -381,7 +382,12 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	}
 
 	r.started, r.base = time.Now(), monoclock.Now()
-	r.health = health.Start(r.now, r.localNodes)
+	// The coordinator of node processes on this machine runs on its
+	// share of the CPUs while the sale runs and the machine is quiet, as
+	// its nodes do (internal/cpushare).
+	share := cpushare.New(r.share())
+	defer share.End()
+	r.health = health.Start(r.now, r.localNodes, share.Observe)
 	clockSteps := r.watchClock()
 	if r.coord != nil {
 		r.coord.start()
@@ -404,6 +410,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	<-watched
 	duration := r.now()
 	hl := r.health.Stop(-1)
+	share.End() // the checks run on every CPU
 	hl.ServerClockStepMax = int64(clockSteps())
 	var nodeErr error
 	if r.coord != nil {

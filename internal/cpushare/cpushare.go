@@ -1,53 +1,54 @@
-// Package cpushare runs a node process on its share of the machine's CPUs
-// while other processes leave the machine to the run, and on every CPU
-// while they compete for it.
+// Package cpushare runs the processes of a sale whose nodes are processes
+// on this machine (the coordinator and each node) on their share of the
+// CPUs while other processes leave the machine to the run, and on every
+// CPU while they compete for it.
 //
-// Each node process of a sale on one machine is a Go runtime of its own.
-// With every CPU each, two nodes, their coordinator and the server under
-// test park and wake more threads than the cores can run: on 2 cores, two
-// process nodes spend about twice the CPU of two nodes in one process, and
-// that CPU is the server's. On their share (GOMAXPROCS = CPUs / nodes) they
-// spend less. But the kernel shares a busy machine's CPU among threads,
-// not processes: beside other busy processes a node on its share gets less
-// of the machine than one with every CPU, and a gate's cells go unjudged.
-// So a node takes its share only while the other processes' ready tasks
-// stay below the bound at which the checker calls the harness saturated
-// (checker.OthersBound a core), and every CPU again as soon as they reach
-// it.
+// Each node process of a sale on one machine is a Go runtime of its own,
+// and so is its coordinator. With every CPU each, they park and wake more
+// threads than the cores can run: on 2 cores, two process nodes and their
+// coordinator spend far more CPU per attempt than two nodes in one
+// process, and that CPU is the server's. On their share (GOMAXPROCS =
+// CPUs / nodes) they spend less. But the kernel shares a busy machine's
+// CPU among threads, not processes: beside other busy processes a process
+// on its share gets less of the machine than one with every CPU, and a
+// gate's cells go unjudged. So a process takes its share only while the
+// other processes' ready tasks stay below the bound at which the checker
+// calls the harness saturated (checker.OthersBound a core), and every CPU
+// again as soon as they reach it.
+//
+// The samples are the health monitor's (health.Start's observe, one every
+// health.SampleInterval), so that a process reads /proc once a sample.
 package cpushare
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/lockbench/lockbench/checker"
-	"github.com/lockbench/lockbench/health"
 )
 
 // Env is the environment variable that gives a node process its share of
 // the CPUs: a count of CPUs, at least 1 and fewer than GOMAXPROCS.
 const Env = "LOCKBENCH_CPU_SHARE"
 
-// For is the environment that gives each of nodes node processes on this
-// machine its share of the CPUs this process may use: GOMAXPROCS / nodes,
-// at least 1. Nil when GOMAXPROCS is set (the user's choice, which the
-// nodes inherit, stands) or when the share would be every CPU.
-func For(nodes int) []string {
+// For is the share of the CPUs this process may use that each process of a
+// sale with nodes node processes on this machine runs on: GOMAXPROCS /
+// nodes, at least 1. 0 when GOMAXPROCS is set (the user's choice, which
+// the nodes inherit, stands) or when the share would be every CPU.
+func For(nodes int) int {
 	if Unshared() != "" || nodes < 1 {
-		return nil
+		return 0
 	}
 	all := runtime.GOMAXPROCS(0)
-	cpus := max(1, all/nodes)
-	if cpus >= all {
-		return nil
+	if cpus := max(1, all/nodes); cpus < all {
+		return cpus
 	}
-	return []string{Env + "=" + strconv.Itoa(cpus)}
+	return 0
 }
 
 // Unshared says why this process has no share of the CPUs to take: the
@@ -84,56 +85,89 @@ func FromEnv() (int, error) {
 }
 
 // Window is how many of the other processes' samples (one every
-// health.SampleInterval) Run weighs: a hog shows within a few, a moment's
-// burst does not move the share.
+// health.SampleInterval) a Share weighs: a hog shows within a few, a
+// moment's burst does not move the share.
 const Window = 8
 
-// Run keeps this process's GOMAXPROCS at cpus while the other processes
-// (all but this one and those own lists) kept fewer ready tasks than
-// checker.OthersBound a core over the last Window samples, and at the
-// runtime's default (every CPU) otherwise, until ctx ends. It starts on
-// every CPU, returns to it after the other processes reached the bound
-// only once a whole new Window is quiet, and ends on it: when ctx ends, or
-// at once where the kernel does not say how many tasks are ready. Run is
-// for a process whose GOMAXPROCS the user did not set (see FromEnv).
-func Run(ctx context.Context, cpus int, own func() []int) {
-	run(ctx, health.SampleInterval, cpus, func() (float64, bool) { return health.OthersRunning(own()) })
+// Share keeps this process's GOMAXPROCS at its share while the other
+// processes kept fewer ready tasks than checker.OthersBound a core over
+// the last Window samples it observed, and at the runtime's default (every
+// CPU) otherwise. It starts on every CPU, returns to it after the other
+// processes reached the bound only once a whole new Window is quiet, and
+// ends on it: at End, or at once when a sample fails (the kernel does not
+// say how many tasks are ready). A Share is for a process whose GOMAXPROCS
+// the user did not set (see FromEnv); its methods are safe for concurrent
+// use, and do nothing on a nil Share.
+type Share struct {
+	mu      sync.Mutex
+	cpus    int
+	all     int
+	samples []float64
+	shared  bool // on cpus rather than the default
+	ended   bool
 }
 
-// run is Run with its samples taken by sample, one every interval.
-func run(ctx context.Context, interval time.Duration, cpus int, sample func() (float64, bool)) {
+// New is a Share of cpus CPUs; nil (every CPU) when cpus is 0, when it is
+// not fewer than this process's GOMAXPROCS, or when the user set
+// GOMAXPROCS (Unshared).
+func New(cpus int) *Share {
 	all := runtime.GOMAXPROCS(0)
-	defer runtime.SetDefaultGOMAXPROCS()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	var samples []float64
-	shared := false // on cpus rather than the default
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		n, ok := sample()
-		if !ok {
-			return
-		}
-		samples = append(samples, n)
-		if len(samples) > Window {
-			samples = samples[1:]
-		}
-		switch share := Want(samples, cpus, all, runtime.NumCPU()) == cpus; {
-		case share && !shared:
-			runtime.GOMAXPROCS(cpus)
-			shared = true
-		case !share && shared:
-			runtime.SetDefaultGOMAXPROCS()
-			shared = false
-			// Back on its share only after a whole quiet window: at most
-			// one stop-the-world of each kind a window.
-			samples = samples[:0]
-		}
+	if cpus <= 0 || cpus >= all || Unshared() != "" {
+		return nil
 	}
+	return &Share{cpus: cpus, all: all}
+}
+
+// Observe weighs one sample of the other processes' ready tasks (ok false:
+// the kernel did not say), and moves GOMAXPROCS as the samples ask. Its
+// signature is health.Start's observe.
+func (s *Share) Observe(others float64, ok bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	if !ok {
+		s.end()
+		return
+	}
+	s.samples = append(s.samples, others)
+	if len(s.samples) > Window {
+		s.samples = s.samples[1:]
+	}
+	switch share := Want(s.samples, s.cpus, s.all, runtime.NumCPU()) == s.cpus; {
+	case share && !s.shared:
+		runtime.GOMAXPROCS(s.cpus)
+		s.shared = true
+	case !share && s.shared:
+		runtime.SetDefaultGOMAXPROCS()
+		s.shared = false
+		// Back on its share only after a whole quiet window: at most
+		// one stop-the-world of each kind a window.
+		s.samples = s.samples[:0]
+	}
+}
+
+// End gives every CPU back; the samples observed after it change nothing.
+func (s *Share) End() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.end()
+}
+
+// end is End with s.mu held.
+func (s *Share) end() {
+	if s.shared {
+		runtime.SetDefaultGOMAXPROCS()
+		s.shared = false
+	}
+	s.ended = true
 }
 
 // Want is the GOMAXPROCS to run on after samples, the other processes'

@@ -1,7 +1,6 @@
 package cpushare
 
 import (
-	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestWant: a node takes its share only after a whole window of samples
@@ -45,13 +43,11 @@ func TestWant(t *testing.T) {
 	}
 }
 
-// TestRunFollowsTheSamples: Run moves this process's GOMAXPROCS to the
-// share after a quiet window, back to every CPU when a hog shows, onto the
-// share again only after a whole new quiet window, and gives every CPU
-// back when the kernel stops saying or its context ends. Each state is
-// read while run waits for its next sample, after its decision on the
-// last one.
-func TestRunFollowsTheSamples(t *testing.T) {
+// TestShareFollowsTheSamples: a Share moves this process's GOMAXPROCS to
+// its share after a quiet window, back to every CPU when a hog shows, onto
+// the share again only after a whole new quiet window, and gives every
+// CPU back for good when a sample fails or at End.
+func TestShareFollowsTheSamples(t *testing.T) {
 	if why := Unshared(); why != "" {
 		t.Skip(why)
 	}
@@ -60,77 +56,72 @@ func TestRunFollowsTheSamples(t *testing.T) {
 	hog := float64(4 * runtime.NumCPU()) // two of these fill a window's bound
 	for _, c := range []struct {
 		name string
-		end  func(cancel context.CancelFunc, feed chan<- float64)
+		end  func(s *Share)
 	}{
-		{"the kernel stops saying", func(_ context.CancelFunc, feed chan<- float64) { close(feed) }},
-		{"its context ends", func(cancel context.CancelFunc, _ chan<- float64) { cancel() }},
+		{"a sample fails", func(s *Share) { s.Observe(0, false) }},
+		{"it ends", func(s *Share) { s.End() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			asked, feed, done := make(chan struct{}), make(chan float64), make(chan struct{})
-			go func() {
-				defer close(done)
-				run(ctx, time.Millisecond, 1, func() (float64, bool) {
-					select {
-					case asked <- struct{}{}:
-					case <-ctx.Done():
-						return 0, false
-					}
-					select {
-					case n, ok := <-feed:
-						return n, ok
-					case <-ctx.Done():
-						return 0, false
-					}
-				})
-			}()
-			// give hands run samples, each after run asked for it, and
-			// returns once run asks for the next: it has decided on them.
+			s := New(1)
 			give := func(n float64, times int) {
 				for range times {
-					feed <- n
-					<-asked
+					s.Observe(n, true)
 				}
 			}
-			<-asked
+			want := func(what string, n int) {
+				t.Helper()
+				if got := runtime.GOMAXPROCS(0); got != n {
+					t.Fatalf("%s: GOMAXPROCS %d, want %d", what, got, n)
+				}
+			}
 			give(0, Window-1)
-			if got := runtime.GOMAXPROCS(0); got != all {
-				t.Fatalf("a window less one, quiet: GOMAXPROCS %d, want every CPU, %d", got, all)
-			}
+			want("a window less one, quiet", all)
 			give(0, 1)
-			if got := runtime.GOMAXPROCS(0); got != 1 {
-				t.Fatalf("a quiet window: GOMAXPROCS %d, want the share 1", got)
-			}
+			want("a quiet window", 1)
 			give(hog, 1)
-			if got := runtime.GOMAXPROCS(0); got != 1 {
-				t.Fatalf("one hog's sample in a quiet window: GOMAXPROCS %d, want the share 1", got)
-			}
+			want("one hog's sample in a quiet window", 1)
 			give(hog, 1)
-			if got := runtime.GOMAXPROCS(0); got != all {
-				t.Fatalf("two hog's samples: GOMAXPROCS %d, want every CPU, %d", got, all)
-			}
+			want("two hog's samples", all)
 			// The hog's samples would leave the window after 7 quiet ones;
 			// the share comes back after 8, a whole new window.
 			give(0, Window-1)
-			if got := runtime.GOMAXPROCS(0); got != all {
-				t.Fatalf("a window less one, quiet, after the hog: GOMAXPROCS %d, want every CPU, %d", got, all)
-			}
+			want("a window less one, quiet, after the hog", all)
 			give(0, 1)
-			if got := runtime.GOMAXPROCS(0); got != 1 {
-				t.Fatalf("a whole quiet window after the hog: GOMAXPROCS %d, want the share 1", got)
-			}
-			c.end(cancel, feed)
-			<-done
-			if got := runtime.GOMAXPROCS(0); got != all {
-				t.Fatalf("after %s: GOMAXPROCS %d, want every CPU, %d", c.name, got, all)
-			}
+			want("a whole quiet window after the hog", 1)
+			c.end(s)
+			want("after "+c.name, all)
+			give(0, 2*Window)
+			want("quiet samples after "+c.name, all)
 		})
 	}
 }
 
-// TestFor: the nodes' environment gives each its share, and nothing when
-// the user set GOMAXPROCS or a node's share would be every CPU.
+// TestNew: no Share (every CPU, and a nil Share does nothing) for no
+// share, a share of every CPU, or a GOMAXPROCS the user set.
+func TestNew(t *testing.T) {
+	if why := Unshared(); why != "" {
+		t.Skip(why)
+	}
+	all := runtime.GOMAXPROCS(0)
+	for _, cpus := range []int{0, -1, all, all + 1} {
+		if s := New(cpus); s != nil {
+			t.Errorf("New(%d) with GOMAXPROCS %d: a Share, want none", cpus, all)
+		}
+	}
+	var none *Share
+	none.Observe(0, true)
+	none.End()
+	if New(1) == nil {
+		t.Errorf("New(1) with GOMAXPROCS %d: none, want a Share", all)
+	}
+	t.Setenv("GOMAXPROCS", strconv.Itoa(all))
+	if s := New(1); s != nil {
+		t.Error("New(1) with GOMAXPROCS set: a Share, want none (the user's choice stands)")
+	}
+}
+
+// TestFor: each process's share, and none when the user set GOMAXPROCS or
+// the share would be every CPU.
 func TestFor(t *testing.T) {
 	if v, set := os.LookupEnv("GOMAXPROCS"); set {
 		t.Skipf("GOMAXPROCS=%s is set for the test itself", v)
@@ -138,13 +129,13 @@ func TestFor(t *testing.T) {
 	n := runtime.GOMAXPROCS(0)
 	for _, c := range []struct {
 		nodes, all int
-		want       []string
+		want       int
 	}{
-		{2, n, []string{Env + "=" + strconv.Itoa(max(1, n/2))}},
-		{3 * n, n, []string{Env + "=1"}},
-		{1, n, nil},
-		{0, n, nil},
-		{2, 1, nil}, // one CPU: the share would be all of it
+		{2, n, max(1, n/2)},
+		{3 * n, n, 1},
+		{1, n, 0},
+		{0, n, 0},
+		{2, 1, 0}, // one CPU: the share would be all of it
 	} {
 		runtime.GOMAXPROCS(c.all)
 		got := For(c.nodes)
@@ -152,13 +143,13 @@ func TestFor(t *testing.T) {
 		if c.all >= 2 && c.nodes >= 2 && n < 2 {
 			continue // one CPU here: nothing to share
 		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("For(%d) with GOMAXPROCS %d = %q, want %q", c.nodes, c.all, got, c.want)
+		if got != c.want {
+			t.Errorf("For(%d) with GOMAXPROCS %d = %d, want %d", c.nodes, c.all, got, c.want)
 		}
 	}
 	t.Setenv("GOMAXPROCS", strconv.Itoa(n))
-	if got := For(2); got != nil {
-		t.Errorf("with GOMAXPROCS set, For(2) = %q, want nothing (the user's choice stands)", got)
+	if got := For(2); got != 0 {
+		t.Errorf("with GOMAXPROCS set, For(2) = %d, want 0 (the user's choice stands)", got)
 	}
 }
 
