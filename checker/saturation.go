@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/health"
 	"github.com/lockbench/lockbench/history"
 )
 
@@ -16,8 +17,9 @@ const (
 	// run, on average: they alone could keep every core busy, so the
 	// harness got at most about half of the CPU it asked for. (Its own
 	// threads waiting for each other are not counted: a harness busy on a
-	// quiet machine is not starved.)
-	OthersBound = 1.0
+	// quiet machine is not starved.) It is health's bound, at which a
+	// process on its share of the CPUs takes every CPU again.
+	OthersBound = health.OthersBound
 	// LeaseStallShare: a stall (the whole process still, or a goroutine
 	// waiting to be scheduled) of a third of the lease or more can lapse
 	// a lease that is renewed at a third of it, as Redisson's watchdog

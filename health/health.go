@@ -53,7 +53,8 @@ type Monitor struct {
 	ping    int64
 	starved []history.Span
 	// The sum of the samples of GOMAXPROCS, how many, and the most
-	// (internal/cpushare moves it in a node process).
+	// (internal/cpushare moves it in a node process and in the
+	// coordinator of node processes).
 	procs, procSamples, mostProcs int
 
 	stop chan struct{}
@@ -63,7 +64,8 @@ type Monitor struct {
 // Start starts monitoring. now gives the run's clock (nanoseconds since
 // its start), on which the starved spans are written. own, when not nil,
 // gives at each sample the PIDs of the run's other processes on this
-// machine (its nodes, when they are processes of their own): their
+// machine (a coordinator's nodes, when they are processes of their own; a
+// node's coordinator and fellow nodes, when it runs on its share): their
 // running threads are lockbench's, not other processes' (a harness busy
 // on a quiet machine is not starved). observe, when not nil, is given each
 // of those samples as it is taken, one every SampleInterval (ok false
@@ -136,6 +138,13 @@ const sampleEvery = 10
 // running tasks (OthersRunning).
 const SampleInterval = sampleEvery * Tick
 
+// OthersBound is the other processes' ready tasks a core (OthersRunning
+// over the cores) at which they alone keep every core busy: from there on,
+// the harness got at most about half of the CPU it asked for. The checker calls the harness
+// saturated there (checker.OthersBound), and a process on its share of
+// the CPUs goes back to every CPU (internal/cpushare).
+const OthersBound = 1.0
+
 // OthersRunning is how many tasks of other processes are running or ready
 // to run now: the kernel's count of them (the running half of the fourth
 // field of /proc/loadavg, "running/threads", which /proc/stat gives as
@@ -165,7 +174,8 @@ func procsRunning() (int, bool) {
 }
 
 // runningIn is the count of tasks running or ready to run that a
-// /proc/loadavg's text gives; ok is false when it gives none.
+// /proc/loadavg's text gives; ok is false when it gives none (at least
+// the reader runs).
 func runningIn(loadavg string) (int, bool) {
 	f := strings.Fields(loadavg)
 	if len(f) < 4 {
@@ -176,7 +186,9 @@ func runningIn(loadavg string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(running)
-	if err != nil || n < 0 {
+	if err != nil || n < 1 {
+		// The reader itself is running: a count of none is a procfs that
+		// does not say (an emulated one).
 		return 0, false
 	}
 	return n, true

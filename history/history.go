@@ -394,8 +394,8 @@ type Health struct {
 	// Elapsed is how long the health was monitored.
 	Elapsed int64 `json:"elapsed_ns"`
 	// CPUs is how many cores the process could use (GOMAXPROCS; the most
-	// it had, for a node process that ran on its share of the CPUs while
-	// the machine was quiet).
+	// it had, for a node process or the coordinator of node processes,
+	// which run on their share of the CPUs while the machine is quiet).
 	CPUs int `json:"cpus"`
 	// CPUUse is the process's CPU time over the monitored wall time times
 	// the cores it could use (on average): 1 is every one busy the whole

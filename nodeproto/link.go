@@ -149,8 +149,8 @@ func (l *Link) Send(m *Message) bool {
 
 // Post is Send for a message nothing waits on (a report, or a buyer that
 // waits behind others at its node): it may wait up to Linger in the link
-// for the messages after it, so that they go out together. A message sent (Send) after it takes it along at once, and so
-// does Close.
+// for the messages after it, so that they go out together. A message sent
+// (Send) after it takes it along at once, and so does Close.
 func (l *Link) Post(m *Message) bool {
 	return l.queue(queued{m: m, later: true})
 }

@@ -981,25 +981,32 @@ func (co *coordinator) deliver(ctx context.Context, c int32) {
 	}
 	m := &nodeproto.Message{Kind: nodeproto.Buyer, Client: c}
 	if rn.backlogged() {
-		// More than two pools' worth of buyers wait at the node for a
-		// worker, as far as its starts have come in: this one cannot
-		// begin before they do, so it may wait in the link for the
-		// buyers after it (nodeproto.Linger) and go in one write with
-		// them. A buyer a worker may take at once goes at once.
+		// More buyers wait at the node for a worker than it could begin
+		// in the meantime: this one cannot begin before they do, so it
+		// may wait in the link for the buyers after it
+		// (nodeproto.Linger) and go in one write with them. A buyer a
+		// worker may take at once goes at once.
 		rn.link.Post(m)
 		return
 	}
 	rn.link.Send(m)
 }
 
-// backlogged reports whether more than two pools' worth of the node's
-// buyers wait for a worker, as far as its starts have come in: a buyer
-// handed to it now cannot begin before they do. Never without workers
-// (each buyer has a goroutine of its own). rn.mu is held.
+// backlogged reports whether more of the node's buyers wait for a worker,
+// as far as its starts have come in, than it could begin within a Linger
+// and the starts' way back: two pools' worth, and at least minBacklog. A
+// buyer handed to it then cannot begin before they do. Never without
+// workers (each buyer has a goroutine of its own). rn.mu is held.
 func (rn *remoteNode) backlogged() bool {
 	w := rn.co.r.cfg.Workers
-	return w > 0 && rn.unstarted > 2*w
+	return w > 0 && rn.unstarted > max(2*w, minBacklog)
 }
+
+// minBacklog is the fewest buyers waiting at a node behind which a buyer
+// may wait in the link: beginning them within the 1 ms of a Linger and
+// the few of the starts' way back would take hundreds of thousands of
+// starts a second from one node, more than one Redis server answers.
+const minBacklog = 256
 
 // done counts k buyers answered.
 func (co *coordinator) done(k int) {
@@ -1157,8 +1164,12 @@ func (co *coordinator) clockError() int64 {
 
 // share is the CPUs the coordinator runs on while the sale runs and the
 // machine is quiet: its node processes' (Processes.Share); 0 (every CPU)
-// for nodes elsewhere or none.
+// for nodes elsewhere or none, and when a server of the run runs in this
+// process (the embedded one), which the share would hold back.
 func (r *run) share() int {
+	if r.hostsServer() {
+		return 0
+	}
 	switch l := r.cfg.Launcher.(type) {
 	case Processes:
 		return l.Share
@@ -1166,6 +1177,24 @@ func (r *run) share() int {
 		return l.Share
 	}
 	return 0
+}
+
+// hostsServer reports whether a server of the run runs in this process.
+func (r *run) hostsServer() bool {
+	if _, ok := r.store.(servers.InProcess); ok {
+		return true
+	}
+	if s := r.cfg.Servers; s != nil {
+		if _, ok := s.Redis.(servers.InProcess); ok {
+			return true
+		}
+		for _, srv := range s.Others() {
+			if _, ok := srv.(servers.InProcess); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // localNodes are the PIDs of the run's nodes that are processes of this

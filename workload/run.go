@@ -384,10 +384,10 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	r.started, r.base = time.Now(), monoclock.Now()
 	// The coordinator of node processes on this machine runs on its
 	// share of the CPUs while the sale runs and the machine is quiet, as
-	// its nodes do (internal/cpushare).
-	share := cpushare.New(r.share())
-	defer share.End()
-	r.health = health.Start(r.now, r.localNodes, share.Observe)
+	// its nodes do (internal/cpushare), unless it hosts the server.
+	onShare := cpushare.New(r.share())
+	defer onShare.End()
+	r.health = health.Start(r.now, r.localNodes, onShare.Observe)
 	clockSteps := r.watchClock()
 	if r.coord != nil {
 		r.coord.start()
@@ -410,7 +410,7 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 	<-watched
 	duration := r.now()
 	hl := r.health.Stop(-1)
-	share.End() // the checks run on every CPU
+	onShare.End() // the checks run on every CPU
 	hl.ServerClockStepMax = int64(clockSteps())
 	var nodeErr error
 	if r.coord != nil {

@@ -13,7 +13,7 @@
 // on its share gets less of the machine than one with every CPU, and a
 // gate's cells go unjudged. So a process takes its share only while the
 // other processes' ready tasks stay below the bound at which the checker
-// calls the harness saturated (checker.OthersBound a core), and every CPU
+// calls the harness saturated (health.OthersBound a core), and every CPU
 // again as soon as they reach it.
 //
 // The samples are the health monitor's (health.Start's observe, one every
@@ -29,7 +29,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lockbench/lockbench/checker"
+	"github.com/lockbench/lockbench/health"
 )
 
 // Env is the environment variable that gives a node process its share of
@@ -90,7 +90,7 @@ func FromEnv() (int, error) {
 const Window = 8
 
 // Share keeps this process's GOMAXPROCS at its share while the other
-// processes kept fewer ready tasks than checker.OthersBound a core over
+// processes kept fewer ready tasks than health.OthersBound a core over
 // the last Window samples it observed, and at the runtime's default (every
 // CPU) otherwise. It starts on every CPU, returns to it after the other
 // processes reached the bound only once a whole new Window is quiet, and
@@ -172,7 +172,7 @@ func (s *Share) end() {
 
 // Want is the GOMAXPROCS to run on after samples, the other processes'
 // ready tasks at each of the last samples (oldest first): cpus when a whole
-// Window of them averaged fewer than checker.OthersBound a core of the
+// Window of them averaged fewer than health.OthersBound a core of the
 // machine's cores, all otherwise.
 func Want(samples []float64, cpus, all, cores int) int {
 	if len(samples) < Window {
@@ -182,7 +182,7 @@ func Want(samples []float64, cpus, all, cores int) int {
 	for _, n := range samples[len(samples)-Window:] {
 		sum += n
 	}
-	if sum/Window < checker.OthersBound*float64(max(cores, 1)) {
+	if sum/Window < health.OthersBound*float64(max(cores, 1)) {
 		return cpus
 	}
 	return all
