@@ -556,15 +556,8 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 			// the answer, the buyer never does, and its next incarnation
 			// serves it.
 			rn.mu.Lock()
-			f := rn.inflight[m.Client]
-			if f != nil && !rn.killed {
-				if f.attempt < 0 {
-					rn.unstarted--
-				}
-				f.attempt, f.start = m.Attempt, m.T0
-				if co.acked() {
-					l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
-				}
+			if rn.begin(m.Client, m.Attempt, m.T0) && co.acked() {
+				l.Send(&nodeproto.Message{Kind: nodeproto.Ack, ID: m.ID})
 			}
 			rn.mu.Unlock()
 		case nodeproto.Probe:
@@ -760,6 +753,21 @@ func (rn *remoteNode) instant(what string, c int32, t int64) error {
 		return fmt.Errorf("%s of buyer %d: instant %d ns, outside the sale (now %d ns, within %d ns)", what, c, t, now, limit)
 	}
 	return nil
+}
+
+// begin records that buyer c began attempt at t0, as its node's start
+// says, and reports whether it did: not for a buyer the node does not
+// serve, nor once the node is being killed. rn.mu is held.
+func (rn *remoteNode) begin(c int32, attempt int16, t0 int64) bool {
+	f := rn.inflight[c]
+	if f == nil || rn.killed {
+		return false
+	}
+	if f.attempt < 0 {
+		rn.unstarted--
+	}
+	f.attempt, f.start = attempt, t0
+	return true
 }
 
 // answered marks buyer c answered.
