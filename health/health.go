@@ -139,10 +139,11 @@ const sampleEvery = 10
 const SampleInterval = sampleEvery * Tick
 
 // OthersBound is the other processes' ready tasks a core (OthersRunning
-// over the cores) at which they alone keep every core busy: from there on,
-// the harness got at most about half of the CPU it asked for. The checker calls the harness
-// saturated there (checker.OthersBound), and a process on its share of
-// the CPUs goes back to every CPU (internal/cpushare).
+// over the cores) at which they alone keep every core busy: from there
+// on, the harness got at most about half of the CPU it asked for. The
+// checker calls the harness saturated there (checker.OthersBound), and a
+// process on its share of the CPUs goes back to every CPU
+// (internal/cpushare).
 const OthersBound = 1.0
 
 // OthersRunning is how many tasks of other processes are running or ready

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -96,8 +95,7 @@ func (p Processes) Launch(ctx context.Context, node int, addr string, cred Crede
 	cmd := exec.Command(p.Command[0], args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(append(cmd.Environ(), p.Env...), cred.Env()...)
-	if p.Share > 0 && p.Share < runtime.GOMAXPROCS(0) {
-		// A share of every CPU or more is none (cpushare.New).
+	if cpushare.Fits(p.Share) {
 		cmd.Env = append(cmd.Env, cpushare.Env+"="+strconv.Itoa(p.Share))
 	}
 	out := &tail{max: 4 << 10}

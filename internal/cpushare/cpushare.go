@@ -107,15 +107,20 @@ type Share struct {
 	ended   bool
 }
 
-// New is a Share of cpus CPUs; nil (every CPU) when cpus is 0, when it is
-// not fewer than this process's GOMAXPROCS, or when the user set
-// GOMAXPROCS (Unshared).
+// Fits reports whether this process can run on a share of cpus CPUs: from
+// 1 to fewer than its GOMAXPROCS, which the user did not set (Unshared).
+// A share that does not fit is none: every CPU.
+func Fits(cpus int) bool {
+	return cpus > 0 && cpus < runtime.GOMAXPROCS(0) && Unshared() == ""
+}
+
+// New is a Share of cpus CPUs; nil (every CPU) when the share does not fit
+// (Fits).
 func New(cpus int) *Share {
-	all := runtime.GOMAXPROCS(0)
-	if cpus <= 0 || cpus >= all || Unshared() != "" {
+	if !Fits(cpus) {
 		return nil
 	}
-	return &Share{cpus: cpus, all: all}
+	return &Share{cpus: cpus, all: runtime.GOMAXPROCS(0)}
 }
 
 // Observe weighs one sample of the other processes' ready tasks (ok false:
