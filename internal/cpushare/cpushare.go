@@ -78,7 +78,7 @@ func FromEnv() (int, error) {
 	}
 	all := runtime.GOMAXPROCS(0)
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n >= all {
+	if err != nil || !Fits(n) {
 		return 0, fmt.Errorf("cpushare: $%s=%q: want a count of CPUs from 1 to %d, fewer than this process's %d", Env, v, max(1, all-1), all)
 	}
 	return n, nil
