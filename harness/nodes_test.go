@@ -62,7 +62,8 @@ func TestProcessNodesSmoke(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	res, err := Run(ctx, &s.Set, processPlan(t, "watchdog", 400))
+	plan := processPlan(t, "watchdog", 400)
+	res, err := Run(ctx, &s.Set, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +71,26 @@ func TestProcessNodesSmoke(t *testing.T) {
 	if run.Verdict != reports.Pass {
 		t.Fatalf("watchdog on process nodes failed: %+v", run.Reasons)
 	}
+	// Without faults each node kept its own buyers' schedule: every
+	// buyer came, on its node, at the arrival the plan gives it.
+	arrivals := plan.Workload.Arrivals()
 	nodes := map[int16]int{}
+	buyers := map[int32]bool{}
 	for _, op := range h.Ops {
 		nodes[op.Node]++
 		if op.Outcome == history.Pending {
 			t.Fatalf("pending op %+v", op)
 		}
+		buyers[op.Client] = true
+		if int(op.Node) != int(op.Client)%h.Header.Nodes {
+			t.Fatalf("buyer %d on node %d", op.Client, op.Node)
+		}
+		if want := int64(arrivals.At(int(op.Client), plan.Workload.Clients)); op.Attempt == 0 && op.Arrival != want {
+			t.Fatalf("buyer %d arrived at %d ns, its schedule says %d: %+v", op.Client, op.Arrival, want, op)
+		}
+	}
+	if len(buyers) != plan.Workload.Clients {
+		t.Fatalf("%d buyers in the history, want %d", len(buyers), plan.Workload.Clients)
 	}
 	t.Logf("ops per node %v, sold %d", nodes, run.Data.Sold)
 	// Each node process measured its own health and sent it at its end.
@@ -86,8 +101,12 @@ func TestProcessNodesSmoke(t *testing.T) {
 		if nh.Node != i || nh.Elapsed <= 0 || nh.CPUs < 1 {
 			t.Errorf("node %d's health %+v", i, nh)
 		}
-		if nh.StallMax > run.Health.StallMax || nh.CPUWait > run.Health.CPUWait {
+		if nh.StallMax > run.Health.StallMax || nh.CPUWait > run.Health.CPUWait || nh.LagMax > run.Health.LagMax {
 			t.Errorf("node %d's health %+v is worse than the run's %+v", i, nh, run.Health)
+		}
+		// The node handed its buyers to itself, and measured how late.
+		if nh.LagMax <= 0 {
+			t.Errorf("node %d measured no arrival lag (%d ns): it handed out no buyer", i, nh.LagMax)
 		}
 	}
 }

@@ -116,3 +116,19 @@ func TestDiscount(t *testing.T) {
 		})
 	}
 }
+
+// TestMerge: a node's health folds into the run's as the worst of both,
+// its arrival lag too (a node that keeps its buyers' schedule measures
+// it; its coordinator hands out none), its starved spans in order, and
+// the node listed.
+func TestMerge(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	h := Health{Node: -1, StallMax: 9 * ms, LagP99: 1 * ms, LagMax: 2 * ms, Starved: []Span{{From: 500 * ms, To: 560 * ms}}}
+	node := Health{Node: 0, StallMax: 3 * ms, LagP99: 120 * ms, LagMax: 150 * ms, Starved: []Span{{From: 100 * ms, To: 170 * ms}}}
+	h.Merge(node)
+	want := Health{Node: -1, StallMax: 9 * ms, LagP99: 120 * ms, LagMax: 150 * ms,
+		Starved: []Span{{From: 100 * ms, To: 170 * ms}, {From: 500 * ms, To: 560 * ms}}, Nodes: []Health{node}}
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("merged:\n%+v\nwant\n%+v", h, want)
+	}
+}

@@ -438,7 +438,8 @@ type Health struct {
 	GCPauseTotal int64 `json:"gc_pause_total_ns"`
 	// LagP99 and LagMax are how late the harness handed buyers to their
 	// nodes behind their scheduled arrivals (not the lock's queueing: the
-	// harness's own lateness in keeping the schedule).
+	// harness's own lateness in keeping the schedule): the coordinator's,
+	// or a node's that keeps its buyers' schedule itself.
 	LagP99 int64 `json:"arrival_lag_p99_ns"`
 	LagMax int64 `json:"arrival_lag_max_ns"`
 	// ServerPingMax is the longest round trip of the run's watch to the
@@ -488,6 +489,8 @@ func (h *Health) Merge(o Health) {
 	h.SchedMax = max(h.SchedMax, o.SchedMax)
 	h.GCPauseMax = max(h.GCPauseMax, o.GCPauseMax)
 	h.GCPauseTotal = max(h.GCPauseTotal, o.GCPauseTotal)
+	h.LagP99 = max(h.LagP99, o.LagP99)
+	h.LagMax = max(h.LagMax, o.LagMax)
 	h.ServerPingMax = max(h.ServerPingMax, o.ServerPingMax)
 	h.ServerClockStepMax = max(h.ServerClockStepMax, o.ServerClockStepMax)
 	h.Starved = append(h.Starved, o.Starved...)

@@ -23,7 +23,9 @@ const (
 	Ready
 	// Go starts the sale at T0, on the node's clock.
 	Go
-	// Buyer hands the node a buyer (Client).
+	// Buyer hands the node a buyer (Client), when faults are injected
+	// (Assignment.Probes); without, the node hands its buyers to itself
+	// at their scheduled arrivals.
 	Buyer
 	// Start says a buyer begins an attempt at T0; the coordinator
 	// answers with an Ack when faults are injected (Assignment.Probes).
@@ -145,10 +147,14 @@ type Assignment struct {
 	// reached directly). The node rebuilds each with its kind's Node.
 	Servers map[string]string
 	// Probes is true when faults are injected: the node sends each probe
-	// point to the coordinator and waits for its answer, and waits for
-	// the coordinator's ack of each attempt's start (a fault may kill the
-	// node, and the coordinator must know which buyers had begun). False,
-	// the node sends each start ahead of the attempt, unanswered.
+	// point to the coordinator and waits for its answer, waits for the
+	// coordinator's ack of each attempt's start (a fault may kill the
+	// node, and the coordinator must know which buyers had begun), and is
+	// handed each buyer (Buyer), so that a node started again after a
+	// kill serves those yet to begin. False, the node sends each start
+	// ahead of the attempt, unanswered, and hands its own buyers (those
+	// whose index modulo Nodes is Node) to itself at their scheduled
+	// arrivals (the Workload's), from the sale's start (Go).
 	Probes bool
 }
 

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"testing"
 )
 
@@ -12,8 +13,9 @@ func TestBacklogCounts(t *testing.T) {
 	const clients = 2 * minBacklog
 	r := testRun(1, clients)
 	r.cfg.Workers = 1
+	r.cfg.Injector = injectsNothing{} // under faults, the coordinator hands out each buyer
 	co := newCoordinator(r)
-	rn := &remoteNode{co: co, n: r.nodes[0], inflight: map[int32]*inflight{}, stoppedAt: -1}
+	rn := newRemoteNode(co, r.nodes[0])
 	co.nodes = []*remoteNode{rn}
 	// waiting is what the count must be: the buyers in flight with no
 	// attempt begun.
@@ -70,3 +72,10 @@ func TestBacklogCounts(t *testing.T) {
 	}
 	check("a start on a node being killed", false)
 }
+
+// injectsNothing is an injector with no fault: a sale under it runs as
+// one under faults does.
+type injectsNothing struct{}
+
+func (injectsNothing) Probe(context.Context, *Controls, Site) error { return nil }
+func (injectsNothing) Run(context.Context, *Controls)               {}

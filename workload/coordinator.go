@@ -132,9 +132,11 @@ type coordinator struct {
 	mu sync.Mutex
 	// hellos are the launched nodes waiting to dial in, by token.
 	hellos map[string]chan *nodeproto.Link
-	// outstanding counts the buyers delivered and not yet answered;
-	// delivering is true until every arrival was delivered; all is closed
-	// once both are done.
+	// outstanding counts the buyers arrived (delivered, or expected of
+	// nodes that keep the schedule) and not yet answered, for a moment
+	// below zero when a node answers a buyer the coordinator has yet to
+	// count; delivering is true until every arrival was counted; all is
+	// closed once both are done.
 	outstanding int
 	delivering  bool
 	all         chan struct{}
@@ -169,6 +171,10 @@ type remoteNode struct {
 	// unstarted counts the buyers of inflight that have not begun, as far
 	// as the node's starts have come in (see deliver).
 	unstarted int
+	// finished is true, at the index of each of the node's buyers (its
+	// number divided by the nodes'), once it was answered or crashed: the
+	// node may report nothing more of it.
+	finished []bool
 	// offset is the node's clock minus the coordinator's, eps the bound
 	// of its error, both measured by round trips.
 	offset, eps int64
@@ -183,6 +189,12 @@ type remoteNode struct {
 	stoppedAt int64
 	// broke is why the node was dropped for breaking the protocol.
 	broke error
+}
+
+// newRemoteNode is the coordinator's side of node n, before any
+// incarnation.
+func newRemoteNode(co *coordinator, n *node) *remoteNode {
+	return &remoteNode{co: co, n: n, inflight: map[int32]*inflight{}, finished: make([]bool, co.r.cfg.Clients/co.r.cfg.Nodes+1), stoppedAt: -1}
 }
 
 type inflight struct {
@@ -234,7 +246,7 @@ func (co *coordinator) launch(ctx context.Context) error {
 	co.nodes = make([]*remoteNode, co.r.cfg.Nodes)
 	for i := range co.nodes {
 		n := &node{id: i}
-		rn := &remoteNode{co: co, n: n, inflight: map[int32]*inflight{}, stoppedAt: -1}
+		rn := newRemoteNode(co, n)
 		n.pause.remote = rn
 		n.remote = rn
 		co.nodes[i] = rn
@@ -658,7 +670,22 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 		if m.Attempt < 0 || int(m.Attempt) >= r.cfg.Attempts {
 			return fmt.Errorf("start of buyer %d: attempt %d, not one of 0-%d", m.Client, m.Attempt, r.cfg.Attempts-1)
 		}
-		return rn.instant("start", m.Client, m.T0)
+		if err := rn.instant("start", m.Client, m.T0); err != nil {
+			return err
+		}
+		if !rn.co.scheduled() {
+			return nil
+		}
+		rn.mu.Lock()
+		finished, limit := rn.finished[rn.index(m.Client)], rn.eps+instantSlack
+		rn.mu.Unlock()
+		if finished {
+			return fmt.Errorf("start of buyer %d, which it had answered", m.Client)
+		}
+		if a := r.arrival(int(m.Client)); m.T0 < a-limit {
+			return fmt.Errorf("start of buyer %d at %d ns, before its arrival at %d ns (within %d ns)", m.Client, m.T0, a, limit)
+		}
+		return nil
 	case nodeproto.Probe:
 		if m.Client == -1 && len(m.Ops) == 0 {
 			return nil // a probe point of no buyer's
@@ -678,7 +705,7 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 			return fmt.Errorf("done: %w", err)
 		}
 		rn.mu.Lock()
-		serving := rn.inflight[m.Client] != nil
+		serving := rn.serves(m.Client)
 		rn.mu.Unlock()
 		if !serving {
 			return fmt.Errorf("done of buyer %d, which it was not serving", m.Client)
@@ -700,6 +727,9 @@ func untouched(op *history.Op) bool {
 		op.WriteReturn == 0 && op.ReleaseCall == 0 && op.Released == 0 && op.End == 0 && op.Crash == 0 &&
 		op.Token == 0 && op.Outcome == 0 && op.Write == 0 && len(op.Renewals) == 0
 }
+
+// index is where the node keeps buyer c, one of its own, in finished.
+func (rn *remoteNode) index(c int32) int { return int(c) / rn.co.r.cfg.Nodes }
 
 // owns refuses a buyer that is not one of the node's.
 func (rn *remoteNode) owns(c int32) error {
@@ -757,9 +787,15 @@ func (rn *remoteNode) instant(what string, c int32, t int64) error {
 
 // begin records that buyer c began attempt at t0, as its node's start
 // says, and reports whether it did: not for a buyer the node does not
-// serve, nor once the node is being killed. rn.mu is held.
+// serve, nor once the node is being killed. A node that keeps the
+// schedule serves each of its buyers from its first start on (check
+// refused one it had finished). rn.mu is held.
 func (rn *remoteNode) begin(c int32, attempt int16, t0 int64) bool {
 	f := rn.inflight[c]
+	if f == nil && rn.co.scheduled() && !rn.finished[rn.index(c)] {
+		f = &inflight{attempt: attempt, delivered: rn.co.r.arrival(int(c))}
+		rn.inflight[c] = f
+	}
 	if f == nil || rn.killed {
 		return false
 	}
@@ -770,19 +806,35 @@ func (rn *remoteNode) begin(c int32, attempt int16, t0 int64) bool {
 	return true
 }
 
+// serves reports whether the node serves buyer c, one of its own: in
+// flight, or, when it keeps the schedule, arrived (as far as its clock
+// can be told) and not finished: a buyer whose sale ended before it
+// began is answered without a start. rn.mu is held.
+func (rn *remoteNode) serves(c int32) bool {
+	if rn.inflight[c] != nil {
+		return true
+	}
+	r := rn.co.r
+	return rn.co.scheduled() && !rn.finished[rn.index(c)] && r.arrival(int(c)) <= r.now()+rn.eps+instantSlack
+}
+
 // answered marks buyer c answered.
 func (rn *remoteNode) answered(c int32) {
 	rn.mu.Lock()
+	served := rn.serves(c)
 	f := rn.inflight[c]
 	delete(rn.inflight, c)
 	if f != nil && f.attempt < 0 {
 		rn.unstarted--
 	}
+	rn.finished[rn.index(c)] = true
 	rn.mu.Unlock()
-	if f == nil {
+	if !served {
 		return
 	}
-	f.cancel(nil)
+	if f != nil && f.cancel != nil {
+		f.cancel(nil)
+	}
 	rn.co.r.kill[rn.co.r.slot(c)].Store(nil)
 	rn.co.r.finished.Add(1)
 	rn.co.done(1)
@@ -834,7 +886,9 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 		return // an incarnation that never joined
 	}
 	rn.live = false
-	if rn.ended != nil {
+	// A node that sent its end had sent every report before it.
+	whole := rn.ended == nil
+	if !whole {
 		close(rn.ended)
 		rn.ended = nil
 	}
@@ -864,8 +918,26 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 				known = max(f.answered, start)
 			}
 			r.crashAttempt(c, attempt, start, known)
-			f.cancel(ErrCrashed)
+			if f.cancel != nil {
+				f.cancel(ErrCrashed)
+			}
 			delete(rn.inflight, c)
+			rn.finished[rn.index(c)] = true
+		}
+	}
+	if co.scheduled() && !whole {
+		// The node kept its buyers' schedule: one it had not reported
+		// begun may have begun all the same, its start lost with the
+		// node, at the earliest at its arrival. Each due by then, as far
+		// as the node's clock can be told, is recorded crashed.
+		for i := rn.n.id; i < r.cfg.Clients; i += r.cfg.Nodes {
+			c := int32(i)
+			if rn.finished[rn.index(c)] || r.arrival(i) > at+rn.eps {
+				continue
+			}
+			crashed = append(crashed, c)
+			r.crashAttempt(c, 0, r.arrival(i), at)
+			rn.finished[rn.index(c)] = true
 		}
 	}
 	rn.mu.Unlock()
@@ -960,6 +1032,26 @@ func (co *coordinator) kill(k int32) bool {
 // a node; without, nothing kills one, and a node sends its starts ahead
 // of its attempts.
 func (co *coordinator) acked() bool { return co.r.cfg.Injector != nil }
+
+// scheduled reports whether the nodes hand their buyers to themselves at
+// their scheduled arrivals (nodeproto.Assignment.Probes false), as an
+// in-process sale does, instead of being handed each by the coordinator:
+// when no fault is injected. Then no kill starts a node again, so no
+// incarnation has to be told which of its buyers have not begun, and
+// nothing needs the coordinator to know of a buyer before its start. The
+// coordinator learns of each from its start, and a start before the
+// buyer's arrival, or of a buyer the node had answered, breaks the
+// protocol.
+func (co *coordinator) scheduled() bool { return !co.acked() }
+
+// expect counts k more buyers arrived, which their nodes hand to
+// themselves (scheduled): the sale is over once they are answered too.
+// A node may report one before the coordinator counts it.
+func (co *coordinator) expect(k int) {
+	co.mu.Lock()
+	co.outstanding += k
+	co.mu.Unlock()
+}
 
 // start sends every node the sale's start: the run's base on its clock.
 func (co *coordinator) start() {

@@ -223,54 +223,70 @@ func TestSecondConnectionRefused(t *testing.T) {
 // plan does not allow is dropped and named, the run ends with an
 // infrastructure error and what was recorded; no panic.
 func TestNodeMisbehaves(t *testing.T) {
+	// Without faults each node keeps its buyers' schedule: node 0 of 2
+	// serves buyers 0, 2, 4 and 6, and sends what a case says of them
+	// once the sale has begun, at now, on the sale's clock.
 	tests := []struct {
 		name string
-		send func(buyer int32) *nodeproto.Message
+		// ramp spreads the arrivals (0: all at FirstArrival).
+		ramp time.Duration
+		send func(now int64) []*nodeproto.Message
 		want string
 	}{
-		{"done of buyer 1<<30", func(int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Done, Client: 1 << 30}
+		{"done of buyer 1<<30", 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 1 << 30}}
 		}, "buyer 1073741824 is not one of node 0's"},
-		{"probe of buyer -7", func(int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Probe, Client: -7, Ops: []history.Op{{Client: -7}}}
+		{"probe of buyer -7", 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Probe, Client: -7, Ops: []history.Op{{Client: -7}}}}
 		}, "buyer -7 is not one of node 0's"},
-		{"start of attempt 99", func(c int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Start, Client: c, Attempt: 99}
+		{"start of attempt 99", 0, func(now int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 0, Attempt: 99, T0: now}}
 		}, "attempt 99"},
-		{"a buyer of another node", func(c int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Done, Client: c + 1}
+		{"a buyer of another node", 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 1}}
 		}, "not one of node 0's"},
-		{"records of another buyer", func(c int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: []history.Op{{Client: c + 2, Outcome: history.Sold}}}
+		{"records of another buyer", 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 0, Ops: []history.Op{{Client: 2, Outcome: history.Sold}}}}
 		}, "a record of buyer"},
-		{"an instant years ahead", func(c int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Done, Client: c, Ops: []history.Op{{Client: c, Start: int64(time.Hour) * 24 * 365, Outcome: history.Sold}}}
+		{"an instant years ahead", 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 0, Ops: []history.Op{{Client: 0, Start: int64(time.Hour) * 24 * 365, Outcome: history.Sold}}}}
 		}, "instant"},
-		{"a done twice", nil, "which it was not serving"},
-		{"a setup, which only a coordinator sends", func(int32) *nodeproto.Message {
-			return &nodeproto.Message{Kind: nodeproto.Setup}
+		{"a done twice", 0, func(now int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 0, T0: now}, {Kind: nodeproto.Done, Client: 0}, {Kind: nodeproto.Done, Client: 0}}
+		}, "which it was not serving"},
+		{"a start after its done", 0, func(now int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 2}, {Kind: nodeproto.Start, Client: 2, T0: now}}
+		}, "start of buyer 2, which it had answered"},
+		// Over an hour's ramp, buyer 6 of 8 arrives 45 minutes in.
+		{"a start before its arrival", time.Hour, func(now int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 6, T0: now}}
+		}, "start of buyer 6 at"},
+		{"a done before its arrival", time.Hour, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 6}}
+		}, "done of buyer 6, which it was not serving"},
+		{"a setup, which only a coordinator sends", 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Setup}}
 		}, "a setup, which a node never sends"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			secret := nodeproto.NewSecret()
-			addr, result := remoteRun(t, t.Context(), 2, secret, time.Minute)
-			sent := false
+			addr, result := remoteRunWith(t, t.Context(), 2, secret, time.Minute, func(c *workload.Config) { c.Ramp = tt.ramp })
 			for i := range 2 {
 				node(t, t.Context(), addr, secret, i, func(l *nodeproto.Link, m *nodeproto.Message) {
 					if m.Kind == nodeproto.Stop {
 						l.Send(&nodeproto.Message{Kind: nodeproto.End})
 					}
-					if m.Kind != nodeproto.Buyer || i != 0 || sent {
+					if m.Kind != nodeproto.Go || i != 0 {
 						return
 					}
-					sent = true
-					if tt.send == nil { // a buyer answered twice
-						l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: m.Client})
-						l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: m.Client})
-						return
+					// Once the first buyers are due (FirstArrival).
+					for monoclock.Now()-m.T0 <= int64(workload.FirstArrival) {
+						time.Sleep(time.Millisecond)
 					}
-					l.Send(tt.send(m.Client))
+					for _, s := range tt.send(monoclock.Now() - m.T0) {
+						l.Send(s)
+					}
 				})
 			}
 			res := <-result
@@ -312,16 +328,16 @@ func TestNodeNeverStops(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			addr, result := remoteRun(t, ctx, 2, secret, tt.timeout)
-			buyers := make(chan struct{}, 16)
+			begun := make(chan struct{}, 2)
 			for i := range 2 {
 				node(t, t.Context(), addr, secret, i, func(_ *nodeproto.Link, m *nodeproto.Message) {
-					if m.Kind == nodeproto.Buyer {
-						buyers <- struct{}{} // and never answered, nor the stop
+					if m.Kind == nodeproto.Go {
+						begun <- struct{}{} // its buyers never answered, nor the stop
 					}
 				})
 			}
 			if tt.cancel {
-				<-buyers
+				<-begun
 				cancel()
 			}
 			res := <-result
@@ -335,9 +351,10 @@ func TestNodeNeverStops(t *testing.T) {
 	}
 }
 
-// TestNodeLostOnItsOwn: without faults a node sends each attempt's start
-// unanswered, so a node whose process ends on its own may take a start
-// with it. Every buyer it had in flight is then recorded as crashed with
+// TestNodeLostOnItsOwn: without faults a node keeps its buyers'
+// schedule and sends each attempt's start unanswered, so a node whose
+// process ends on its own may take a start with it. Every buyer of its
+// that had arrived and was not answered is then recorded as crashed with
 // an indeterminate write (it may have sold), whether or not its start
 // reached the coordinator: never dropped from the history, where an
 // unseen sale would make the inventory look wrong.
@@ -353,22 +370,21 @@ func TestNodeLostOnItsOwn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			secret := nodeproto.NewSecret()
 			addr, result := remoteRun(t, t.Context(), 2, secret, time.Minute)
-			lost := make(chan int32, 1)
 			for i := range 2 {
-				var base int64
 				node(t, t.Context(), addr, secret, i, func(l *nodeproto.Link, m *nodeproto.Message) {
 					switch m.Kind {
-					case nodeproto.Go:
-						base = m.T0
 					case nodeproto.Stop:
 						l.Send(&nodeproto.Message{Kind: nodeproto.End})
-					case nodeproto.Buyer:
-						if i != 0 || len(lost) > 0 {
+					case nodeproto.Go:
+						if i != 0 {
 							return
 						}
-						lost <- m.Client
+						// Once its buyers (0, 2, 4, 6) are due.
+						for monoclock.Now()-m.T0 <= int64(workload.FirstArrival) {
+							time.Sleep(time.Millisecond)
+						}
 						if tt.start {
-							l.Send(&nodeproto.Message{Kind: nodeproto.Start, Client: m.Client, T0: monoclock.Now() - base})
+							l.Send(&nodeproto.Message{Kind: nodeproto.Start, Client: 0, T0: monoclock.Now() - m.T0})
 						}
 						go l.Close() // the node's process ends
 					}
@@ -381,15 +397,16 @@ func TestNodeLostOnItsOwn(t *testing.T) {
 			if res.h == nil {
 				t.Fatal("what was recorded is not returned")
 			}
-			c := <-lost
-			var got []history.Op
-			for _, op := range res.h.Ops {
-				if op.Client == c {
-					got = append(got, op)
+			for c := int32(0); c < 8; c += 2 {
+				var got []history.Op
+				for _, op := range res.h.Ops {
+					if op.Client == c {
+						got = append(got, op)
+					}
 				}
-			}
-			if len(got) != 1 || got[0].Outcome != history.Crashed || got[0].Write != history.Indeterminate || got[0].Start <= 0 {
-				t.Fatalf("buyer %d's records: %+v, want one attempt, crashed, its write indeterminate", c, got)
+				if len(got) != 1 || got[0].Outcome != history.Crashed || got[0].Write != history.Indeterminate || got[0].Start <= 0 {
+					t.Fatalf("buyer %d's records: %+v, want one attempt, crashed, its write indeterminate", c, got)
+				}
 			}
 		})
 	}
@@ -451,6 +468,10 @@ func TestNodeStopsReading(t *testing.T) {
 	secret := nodeproto.NewSecret()
 	addr, result := remoteRunWith(t, t.Context(), 1, secret, time.Second, func(c *workload.Config) {
 		c.Clients, c.Stock, c.Attempts, c.Ramp = 60000, 10, 1, 0
+		// Under faults the coordinator hands each buyer to its node
+		// (without, the node keeps the schedule and is sent nothing
+		// until the stop, which TestNodeNeverStops covers).
+		c.Injector = noFaults{}
 	})
 	small := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var err error
@@ -470,3 +491,11 @@ func TestNodeStopsReading(t *testing.T) {
 		t.Fatalf("what was recorded is not returned, cut short: %+v", res.h)
 	}
 }
+
+// noFaults is an injector that injects nothing: a sale under it runs as
+// one under faults does (probes, acknowledged starts, each buyer handed
+// to its node).
+type noFaults struct{}
+
+func (noFaults) Probe(context.Context, *workload.Controls, workload.Site) error { return nil }
+func (noFaults) Run(context.Context, *workload.Controls)                        {}

@@ -120,8 +120,9 @@ type nodeSide struct {
 	acked bool
 	// mon measures the node process's health from go to stop.
 	mon *health.Monitor
-	// share keeps the node on its share of the CPUs from go to stop, on
-	// mon's samples; nil for every CPU.
+	// share keeps the node on its share of the CPUs from its setup to
+	// its stop, on a primed window and then mon's samples; nil for every
+	// CPU.
 	share *cpushare.Share
 }
 
@@ -129,7 +130,8 @@ type nodeSide struct {
 func (ns *nodeSide) serve(ctx context.Context) error {
 	sale, endSale := context.WithCancelCause(ctx)
 	defer endSale(nil)
-	var clients sync.WaitGroup
+	// arriving waits for the node's own arrivals, clients for its buyers.
+	var arriving, clients sync.WaitGroup
 	stats := make(chan struct{})
 	var statsOnce sync.Once
 	stopStats := func() { statsOnce.Do(func() { close(stats) }) }
@@ -154,6 +156,12 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			ns.l.Send(&nodeproto.Message{Kind: nodeproto.Pong, ID: m.ID, T1: monoclock.Now()})
 		case nodeproto.Setup:
 			err := ns.setup(ctx, m.Setup)
+			if err == nil {
+				// The node takes the share of the CPUs it begins the
+				// sale on before it is ready.
+				ns.share = cpushare.New(ns.opts.CPUShare)
+				ns.share.Prime(func() (float64, bool) { return health.OthersRunning(cpushare.Family()) })
+			}
 			reply := &nodeproto.Message{Kind: nodeproto.Ready}
 			if err != nil {
 				reply.Err = err.Error()
@@ -174,17 +182,29 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			// A node its coordinator started on this machine counts the
 			// coordinator and its fellow nodes as the run's processes.
 			var own func() []int
-			if ns.share = cpushare.New(ns.opts.CPUShare); ns.share != nil {
+			if ns.share != nil {
 				own = cpushare.Family
 			}
 			ns.mon = health.Start(ns.r.now, own, ns.share.Observe)
 			ns.r.startWorkers(sale, ns.n, ns.r.cfg.Clients/ns.r.cfg.Nodes+1, &clients)
 			ns.r.goSafe(func() { ns.report(stats) })
+			if !ns.acked {
+				// Without faults the node keeps its buyers' schedule, as
+				// an in-process sale does (its coordinator sends none).
+				arriving.Add(1)
+				ns.r.goGroup(&arriving, func() {
+					ns.r.arrive(sale, ns.n.id, ns.r.cfg.Nodes, 0, func(c int32, late time.Duration) {
+						ns.mon.Lag(late)
+						ns.hand(sale, c, &clients)
+					})
+				})
+			}
 		case nodeproto.Buyer:
+			if ns.r == nil || !ns.acked {
+				return errors.New("workload: node protocol: a buyer handed to a node that keeps its buyers' schedule")
+			}
 			ns.r.arrived.Add(1)
-			ns.r.initSlots(m.Client, ns.n.id)
-			ns.current[ns.r.slot(m.Client)].Store(0)
-			ns.r.serve(sale, ns.n, m.Client, &clients)
+			ns.hand(sale, m.Client, &clients)
 		case nodeproto.ProbeReply, nodeproto.Ack:
 			ns.l.Answer(m)
 		case nodeproto.Pause:
@@ -202,6 +222,7 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			}
 			endSale(errStopped)
 			ns.n.pause.end()
+			arriving.Wait()
 			if ns.n.queue != nil {
 				close(ns.n.queue)
 				ns.n.queue = nil
@@ -222,6 +243,13 @@ func (ns *nodeSide) serve(ctx context.Context) error {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 	}
+}
+
+// hand gives buyer c, arrived, to the node's workers.
+func (ns *nodeSide) hand(ctx context.Context, c int32, clients *sync.WaitGroup) {
+	ns.r.initSlots(c, ns.n.id)
+	ns.current[ns.r.slot(c)].Store(0)
+	ns.r.serve(ctx, ns.n, c, clients)
 }
 
 // maxPanicText bounds the text of a panic a node reports, and that its

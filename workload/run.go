@@ -381,12 +381,13 @@ func Run(ctx context.Context, cfg Config) (*history.History, error) {
 		r.initSlots(int32(i), i%cfg.Nodes)
 	}
 
-	r.started, r.base = time.Now(), monoclock.Now()
 	// The coordinator of node processes on this machine runs on its
 	// share of the CPUs while the sale runs and the machine is quiet, as
 	// its nodes do (internal/cpushare), unless it hosts the server.
 	onShare := cpushare.New(r.share())
 	defer onShare.End()
+	onShare.Prime(func() (float64, bool) { return health.OthersRunning(r.localNodes()) })
+	r.started, r.base = time.Now(), monoclock.Now()
 	r.health = health.Start(r.now, r.localNodes, onShare.Observe)
 	clockSteps := r.watchClock()
 	if r.coord != nil {
@@ -643,21 +644,23 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 	// Each buyer is handed to its node at its scheduled arrival. A node's
 	// queue holds all its buyers (or each has its own goroutine), so that
 	// arrivals never wait for the system: a rate stays the rate however
-	// far behind the system falls.
-	for i := 0; i < r.cfg.Clients; i++ {
-		if d := time.Duration(r.arrival(i) - r.now()); d > 0 {
-			ctxtime.Sleep(ctx, d)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		r.arrived.Add(1)
-		r.health.Lag(time.Duration(r.now() - r.arrival(i)))
-		if r.coord != nil {
-			r.coord.deliver(ctx, int32(i))
-			continue
-		}
-		r.serve(ctx, r.nodes[i%r.cfg.Nodes], int32(i), &clients)
+	// far behind the system falls. Nodes in processes of their own keep
+	// the schedule themselves when no fault is injected (see
+	// coordinator.scheduled): the coordinator then only counts the
+	// arrivals, a tally grain at a time.
+	switch {
+	case r.coord == nil:
+		r.arrive(ctx, 0, 1, 0, func(c int32, late time.Duration) {
+			r.health.Lag(late)
+			r.serve(ctx, r.nodes[int(c)%r.cfg.Nodes], c, &clients)
+		})
+	case r.coord.scheduled():
+		r.arrive(ctx, 0, 1, tallyGrain, func(int32, time.Duration) { r.coord.expect(1) })
+	default:
+		r.arrive(ctx, 0, 1, 0, func(c int32, late time.Duration) {
+			r.health.Lag(late)
+			r.coord.deliver(ctx, c)
+		})
 	}
 	for _, n := range r.nodes {
 		if n.queue != nil {
@@ -675,6 +678,29 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 	}
 	return ctx.Err() != nil
 }
+
+// arrive hands buyers first, first+step, ... to hand at their scheduled
+// arrivals, each with how late it was handed, and counts them arrived;
+// it returns when every one was handed or ctx ends. With a grain, it
+// sleeps at least that long between hand-outs and then hands every buyer
+// due together.
+func (r *run) arrive(ctx context.Context, first, step int, grain time.Duration, hand func(c int32, late time.Duration)) {
+	for i := first; i < r.cfg.Clients; i += step {
+		if d := time.Duration(r.arrival(i) - r.now()); d > 0 {
+			ctxtime.Sleep(ctx, max(d, grain))
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.arrived.Add(1)
+		hand(int32(i), time.Duration(r.now()-r.arrival(i)))
+	}
+}
+
+// tallyGrain is how often a coordinator whose nodes keep the schedule
+// counts the arrivals: often enough for the progress line (four times a
+// second), seldom enough to cost nothing.
+const tallyGrain = 10 * time.Millisecond
 
 // startWorkers starts node n's pool of Workers, whose queue holds up to
 // size buyers; without Workers every buyer gets its own goroutine.

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockbench/lockbench/health"
 )
@@ -155,6 +156,32 @@ func (s *Share) Observe(others float64, ok bool) {
 		s.samples = s.samples[:0]
 	}
 }
+
+// Prime observes a whole Window of samples from sample (the other
+// processes' ready tasks, as Observe takes them), PrimeInterval apart,
+// so that a process begins its sale on the share the machine allows,
+// rather than on every CPU until its monitor's samples fill a window
+// (see docs/measurements.md: two nodes and their coordinator on every
+// CPU each sold at two thirds of the rate of the same processes on
+// their share). It takes Window × PrimeInterval; the monitor's samples
+// go on from its window.
+func (s *Share) Prime(sample func() (others float64, ok bool)) {
+	if s == nil {
+		return
+	}
+	for i := range Window {
+		if i > 0 {
+			time.Sleep(PrimeInterval)
+		}
+		s.Observe(sample())
+	}
+}
+
+// PrimeInterval is how far apart Prime's samples are: its window takes
+// 35 ms, far less than a node's start, and still sees a hog that keeps
+// its tasks ready (a moment's burst is weighed again by the monitor's
+// samples within a window).
+const PrimeInterval = 5 * time.Millisecond
 
 // End gives every CPU back; the samples observed after it change nothing.
 func (s *Share) End() {

@@ -96,6 +96,49 @@ func TestShareFollowsTheSamples(t *testing.T) {
 	}
 }
 
+// TestPrime: a Share primed on a quiet machine begins on its share, one
+// primed beside a hog on every CPU, each after a whole window of samples;
+// a nil Share takes none.
+func TestPrime(t *testing.T) {
+	if why := Unshared(); why != "" {
+		t.Skip(why)
+	}
+	all := runtime.GOMAXPROCS(0)
+	defer runtime.SetDefaultGOMAXPROCS()
+	for _, c := range []struct {
+		name   string
+		others float64
+		want   int
+	}{
+		{"a quiet machine", 0, 1},
+		{"a hog", float64(4 * runtime.NumCPU()), all},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(1)
+			defer s.End()
+			taken := 0
+			s.Prime(func() (float64, bool) {
+				if got := runtime.GOMAXPROCS(0); got != all {
+					t.Errorf("GOMAXPROCS %d before a whole window was taken, want %d", got, all)
+				}
+				taken++
+				return c.others, true
+			})
+			if taken != Window {
+				t.Fatalf("Prime took %d samples, want a window's %d", taken, Window)
+			}
+			if got := runtime.GOMAXPROCS(0); got != c.want {
+				t.Fatalf("GOMAXPROCS %d after the prime, want %d", got, c.want)
+			}
+		})
+	}
+	var none *Share
+	none.Prime(func() (float64, bool) {
+		t.Fatal("a nil Share took a sample")
+		return 0, false
+	})
+}
+
 // TestNew: no Share (every CPU, and a nil Share does nothing) for no
 // share, a share of every CPU, or a GOMAXPROCS the user set.
 func TestNew(t *testing.T) {
