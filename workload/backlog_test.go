@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"context"
 	"testing"
 )
 
@@ -13,7 +12,7 @@ func TestBacklogCounts(t *testing.T) {
 	const clients = 2 * minBacklog
 	r := testRun(1, clients)
 	r.cfg.Workers = 1
-	r.cfg.Injector = injectsNothing{} // under faults, the coordinator hands out each buyer
+	r.cfg.Injector = NoFaults{} // under faults, the coordinator hands out each buyer
 	co := newCoordinator(r)
 	rn := newRemoteNode(co, r.nodes[0])
 	co.nodes = []*remoteNode{rn}
@@ -72,10 +71,3 @@ func TestBacklogCounts(t *testing.T) {
 	}
 	check("a start on a node being killed", false)
 }
-
-// injectsNothing is an injector with no fault: a sale under it runs as
-// one under faults does.
-type injectsNothing struct{}
-
-func (injectsNothing) Probe(context.Context, *Controls, Site) error { return nil }
-func (injectsNothing) Run(context.Context, *Controls)               {}

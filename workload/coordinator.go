@@ -106,10 +106,12 @@ func NodesOnFailover(mode string) error {
 	return fmt.Errorf("%w: the Sentinel topology's clients are not carried to nodes in processes (--node-mode=%s) yet: use --node-mode=inproc with Sentinel", ErrNodesUnsupported, mode)
 }
 
-// coordinator runs a sale's nodes as processes: it launches them, sends
-// each its buyers at their scheduled arrival, answers their probes with
-// the run's faults, pulls the faults' levers on them, and merges what
-// they record into the run's history.
+// coordinator runs a sale's nodes as processes: it launches them, starts
+// the sale on each (which hands its own buyers to itself at their
+// scheduled arrivals, or, under faults, is handed each by the
+// coordinator), answers their probes with the run's faults, pulls the
+// faults' levers on them, and merges what they record into the run's
+// history.
 type coordinator struct {
 	r     *run
 	ctx   context.Context // the run's: launches and restarts end with it
@@ -158,15 +160,20 @@ type remoteNode struct {
 	mu   sync.Mutex
 	proc Process
 	link *nodeproto.Link
-	// live is true while the node's incarnation runs the sale.
-	live bool
+	// live is true while the node's incarnation runs the sale; joined
+	// once any incarnation was sent the sale's start (join).
+	live, joined bool
 	// killed is true once a fault killed the incarnation.
 	killed  bool
 	crashAt int64
-	// inflight are the buyers delivered and not answered: their context
-	// on this side (a probe's, which a kill cancels) and the attempt they
-	// began (-1 before the first: the node's next incarnation serves
-	// them, if this one dies first).
+	// toldEnd is when the node was sent the sale's end (a Stop), 0
+	// before.
+	toldEnd int64
+	// inflight are the buyers delivered and not answered (without
+	// faults, those begun and not answered): their context on this side
+	// (a probe's, which a kill cancels; none without faults) and the
+	// attempt they began (-1 before the first: the node's next
+	// incarnation serves them, if this one dies first).
 	inflight map[int32]*inflight
 	// unstarted counts the buyers of inflight that have not begun, as far
 	// as the node's starts have come in (see deliver).
@@ -202,8 +209,8 @@ type inflight struct {
 	cancel  context.CancelCauseFunc
 	attempt int16
 	start   int64
-	// delivered is when the buyer was handed to the node: no attempt of
-	// its began before.
+	// delivered is when the buyer was handed to the node (without
+	// faults, its scheduled arrival): no attempt of its began before.
 	delivered int64
 	// parked is true while a probe of the buyer's waits for its answer:
 	// the buyer stands still at it, and its records, as that probe
@@ -394,7 +401,12 @@ func (rn *remoteNode) incarnate(ctx context.Context, h hello) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, helloTimeout, fmt.Errorf("%w: node %d did not get ready within %v of dialing in", servers.ErrUnreachable, i, helloTimeout))
 	defer cancel()
 	replies := make(chan *nodeproto.Message, 1)
-	co.r.goSafe(func() { rn.read(l, proc, replies) })
+	// The link is read on only once this incarnation is the node's, or
+	// was given up: a node lost right after its ready is then lost as
+	// the node's, not as an incarnation that never joined.
+	settled := make(chan struct{})
+	defer close(settled)
+	co.r.goSafe(func() { rn.read(l, proc, replies, settled) })
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
 		proc.Close()
@@ -439,7 +451,7 @@ func (rn *remoteNode) incarnate(ctx context.Context, h hello) error {
 // join sends the node the sale's start and its buyers waiting; rn.mu is
 // held.
 func (rn *remoteNode) join() {
-	rn.live = true
+	rn.live, rn.joined = true, true
 	rn.link.Send(&nodeproto.Message{Kind: nodeproto.Go, T0: rn.co.r.base + rn.offset})
 	if s := rn.n.skew.Load(); s != 0 {
 		rn.link.Send(&nodeproto.Message{Kind: nodeproto.Skew, T0: s})
@@ -536,10 +548,12 @@ func measureClock(ctx context.Context, l *nodeproto.Link) (offset, eps int64, er
 }
 
 // read handles the node's messages until its link ends; the first
-// ready (or failed setup) goes to ready. A message that breaks the
+// ready (or failed setup) goes to ready, and the link is read on once
+// settled is closed (its incarnation taken on, or given up). A message
+// that breaks the
 // protocol (check) drops the node: its link is closed, and the sale is
 // cut short naming it.
-func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodeproto.Message) {
+func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodeproto.Message, settled <-chan struct{}) {
 	co, r := rn.co, rn.co.r
 	readied := false
 	for {
@@ -563,6 +577,7 @@ func (rn *remoteNode) read(l *nodeproto.Link, proc Process, ready chan<- *nodepr
 		case nodeproto.Ready:
 			readied = true
 			ready <- m
+			<-settled
 		case nodeproto.Start:
 			// Once the node is being killed no attempt may begin: without
 			// the answer, the buyer never does, and its next incarnation
@@ -644,10 +659,13 @@ func (rn *remoteNode) broken() error {
 
 // check refuses a message of the node's that does not fit the plan,
 // before anything of it is used: a kind a node does not send, a second
-// ready, a buyer that is not the node's own or that it does not serve, an
-// attempt out of range, records not of that buyer and node, an instant
-// that cannot be (past the coordinator's clock and the node's measured
-// error, or before the sale by as much), a count below zero.
+// ready, an end before the node was told the sale's end, a report of a
+// buyer before the sale began on it, a probe point without faults, a
+// buyer that is not the node's own or that it does not serve, a start
+// before its buyer's arrival or after its records, an attempt out of
+// range, records not of that buyer and node, an instant that cannot be
+// (past the coordinator's clock and the node's measured error, or before
+// the sale by as much), a count below zero.
 func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 	r := rn.co.r
 	switch m.Kind {
@@ -662,7 +680,29 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 		if m.Commands < 0 {
 			return fmt.Errorf("%v with %d commands", m.Kind, m.Commands)
 		}
+		if m.Kind == nodeproto.End {
+			rn.mu.Lock()
+			told := rn.toldEnd > 0
+			rn.mu.Unlock()
+			if !told {
+				// Its end says it sent every report: not before it is
+				// told the sale's end, when it may still begin buyers.
+				return errors.New("an end before it was told the sale's end")
+			}
+		}
 		return nil
+	case nodeproto.Start, nodeproto.Probe, nodeproto.Done:
+	default:
+		return fmt.Errorf("a %v, which a node never sends", m.Kind)
+	}
+	// What a node reports of its buyers comes once the sale began on it.
+	rn.mu.Lock()
+	joined := rn.joined
+	rn.mu.Unlock()
+	if !joined {
+		return fmt.Errorf("a %v before the sale", m.Kind)
+	}
+	switch m.Kind {
 	case nodeproto.Start:
 		if err := rn.owns(m.Client); err != nil {
 			return fmt.Errorf("start: %w", err)
@@ -677,7 +717,7 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 			return nil
 		}
 		rn.mu.Lock()
-		finished, limit := rn.finished[rn.index(m.Client)], rn.eps+instantSlack
+		finished, limit := rn.finished[rn.index(m.Client)], rn.slack()
 		rn.mu.Unlock()
 		if finished {
 			return fmt.Errorf("start of buyer %d, which it had answered", m.Client)
@@ -687,6 +727,9 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 		}
 		return nil
 	case nodeproto.Probe:
+		if !rn.co.acked() {
+			return errors.New("a probe, with no fault injected")
+		}
 		if m.Client == -1 && len(m.Ops) == 0 {
 			return nil // a probe point of no buyer's
 		}
@@ -715,7 +758,7 @@ func (rn *remoteNode) check(m *nodeproto.Message, readied bool) error {
 		}
 		return rn.ops("done", m.Client, m.Ops)
 	}
-	return fmt.Errorf("a %v, which a node never sends", m.Kind)
+	return nil
 }
 
 // untouched reports whether op is a record slot nothing was written to:
@@ -776,9 +819,8 @@ func (rn *remoteNode) ops(what string, c int32, ops []history.Op) error {
 // sale. Zero is an instant not reached.
 func (rn *remoteNode) instant(what string, c int32, t int64) error {
 	rn.mu.Lock()
-	eps := rn.eps
+	limit := rn.slack()
 	rn.mu.Unlock()
-	limit := eps + instantSlack
 	if now := rn.co.r.now(); t > now+limit || t < -limit {
 		return fmt.Errorf("%s of buyer %d: instant %d ns, outside the sale (now %d ns, within %d ns)", what, c, t, now, limit)
 	}
@@ -815,8 +857,13 @@ func (rn *remoteNode) serves(c int32) bool {
 		return true
 	}
 	r := rn.co.r
-	return rn.co.scheduled() && !rn.finished[rn.index(c)] && r.arrival(int(c)) <= r.now()+rn.eps+instantSlack
+	return rn.co.scheduled() && !rn.finished[rn.index(c)] && r.arrival(int(c)) <= r.now()+rn.slack()
 }
+
+// slack is how far an instant of the node's may lie past the
+// coordinator's clock, or an arrival's: its clock's measured error and
+// instantSlack. rn.mu is held.
+func (rn *remoteNode) slack() int64 { return rn.eps + instantSlack }
 
 // answered marks buyer c answered.
 func (rn *remoteNode) answered(c int32) {
@@ -880,71 +927,12 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 		waitExit(co.ctx, proc, 5*time.Second)
 	}
 	proc.Close()
-	rn.mu.Lock()
-	if rn.link != l {
-		rn.mu.Unlock()
+	current, killed, crashed := rn.lost(l)
+	if !current {
 		return // an incarnation that never joined
 	}
-	rn.live = false
-	// A node that sent its end had sent every report before it.
-	whole := rn.ended == nil
-	if !whole {
-		close(rn.ended)
-		rn.ended = nil
-	}
-	killed := rn.killed
-	at := rn.crashAt
-	if !killed {
-		at = r.now()
-	}
-	var crashed []int32
-	for c, f := range rn.inflight {
-		attempt, start := f.attempt, f.start
-		if attempt < 0 && !killed && !co.acked() {
-			// Its start, sent unanswered, may have been lost with the
-			// node: it may have begun, at the earliest when delivered.
-			attempt, start = 0, f.delivered
-			rn.unstarted--
-		}
-		if attempt >= 0 {
-			crashed = append(crashed, c)
-			known := at
-			if killed && !f.parked && f.answered > 0 {
-				// A buyer the kill found between two probes (not the
-				// one a fault crashed, which stood at its probe) went on
-				// after its last answer: it may have released since (its
-				// report of that was lost with the node), so it is known
-				// to hold only until that answer.
-				known = max(f.answered, start)
-			}
-			r.crashAttempt(c, attempt, start, known)
-			if f.cancel != nil {
-				f.cancel(ErrCrashed)
-			}
-			delete(rn.inflight, c)
-			rn.finished[rn.index(c)] = true
-		}
-	}
-	if co.scheduled() && !whole {
-		// The node kept its buyers' schedule: one it had not reported
-		// begun may have begun all the same, its start lost with the
-		// node, at the earliest at its arrival. Each due by then, as far
-		// as the node's clock can be told, is recorded crashed.
-		for i := rn.n.id; i < r.cfg.Clients; i += r.cfg.Nodes {
-			c := int32(i)
-			if rn.finished[rn.index(c)] || r.arrival(i) > at+rn.eps {
-				continue
-			}
-			crashed = append(crashed, c)
-			r.crashAttempt(c, 0, r.arrival(i), at)
-			rn.finished[rn.index(c)] = true
-		}
-	}
-	rn.mu.Unlock()
-	for range crashed {
-		r.finished.Add(1)
-	}
-	co.done(len(crashed))
+	r.finished.Add(int64(crashed))
+	co.done(crashed)
 	co.mu.Lock()
 	finishing := co.finishing
 	co.mu.Unlock()
@@ -965,6 +953,83 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 	})
 }
 
+// lost ends the node's incarnation whose link was l, if it is the
+// current one, and records its buyers in flight that had begun an attempt
+// as crashed (see gone); it reports whether l was the current
+// incarnation's, whether a fault killed it, and how many buyers crashed.
+func (rn *remoteNode) lost(l *nodeproto.Link) (current, killed bool, crashed int) {
+	co, r := rn.co, rn.co.r
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.link != l {
+		return false, false, 0
+	}
+	rn.live = false
+	// A node that sent its end (which it does only once told the sale's
+	// end) had sent every report before it.
+	whole := rn.ended == nil
+	if !whole {
+		close(rn.ended)
+		rn.ended = nil
+	}
+	killed = rn.killed
+	at := rn.crashAt
+	if !killed {
+		at = r.now()
+	}
+	for c, f := range rn.inflight {
+		attempt, start := f.attempt, f.start
+		if attempt < 0 && !killed && !co.acked() {
+			// Its start, sent unanswered, may have been lost with the
+			// node: it may have begun, at the earliest when delivered.
+			attempt, start = 0, f.delivered
+			rn.unstarted--
+		}
+		if attempt < 0 {
+			continue
+		}
+		crashed++
+		known := at
+		if killed && !f.parked && f.answered > 0 {
+			// A buyer the kill found between two probes (not the one a
+			// fault crashed, which stood at its probe) went on after its
+			// last answer: it may have released since (its report of
+			// that was lost with the node), so it is known to hold only
+			// until that answer.
+			known = max(f.answered, start)
+		}
+		r.crashAttempt(c, attempt, start, known)
+		if f.cancel != nil {
+			f.cancel(ErrCrashed)
+		}
+		delete(rn.inflight, c)
+		rn.finished[rn.index(c)] = true
+	}
+	if co.scheduled() && rn.joined && !whole {
+		// The node kept its buyers' schedule: one it had not reported
+		// begun may have begun all the same, its start lost with the
+		// node, at the earliest at its arrival. It handed out none after
+		// it was told the sale's end. Each due by then, as far as the
+		// node's clock can be told (the slack its starts are checked
+		// with), is recorded crashed.
+		until := at
+		if rn.toldEnd > 0 {
+			until = min(until, rn.toldEnd)
+		}
+		until += rn.slack()
+		for i := rn.n.id; i < r.cfg.Clients; i += r.cfg.Nodes {
+			c := int32(i)
+			if rn.finished[rn.index(c)] || r.arrival(i) > until {
+				continue
+			}
+			crashed++
+			r.crashAttempt(c, 0, r.arrival(i), at)
+			rn.finished[rn.index(c)] = true
+		}
+	}
+	return true, killed, crashed
+}
+
 // fail cuts the sale short for err, the first loss of a node.
 func (co *coordinator) fail(err error) {
 	co.mu.Lock()
@@ -979,14 +1044,17 @@ func (co *coordinator) fail(err error) {
 }
 
 // cutBy gives the coordinator the sale's context and the function that
-// cuts it short: once the sale ends (its deadline, a cut, Ctrl-C), a node
-// that has stopped reading what it is sent is dropped at the next message
-// that finds its queue full.
+// cuts it short, at once if a node was lost before it began: once the sale
+// ends (its deadline, a cut, Ctrl-C), a node that has stopped reading what
+// it is sent is dropped at the next message that finds its queue full.
 func (co *coordinator) cutBy(sale context.Context, lose context.CancelCauseFunc) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	co.lose = lose
 	context.AfterFunc(sale, co.endSending)
+	if co.lost != nil {
+		lose(co.lost)
+	}
 }
 
 // kill kills the node that serves client k, as a crash of its process:
@@ -1116,7 +1184,7 @@ func (co *coordinator) done(k int) {
 	co.check()
 }
 
-// check closes all once every buyer was delivered and answered; co.mu is
+// check closes all once every buyer arrived and was answered; co.mu is
 // held.
 func (co *coordinator) check() {
 	if !co.delivering && co.outstanding <= 0 && co.all != nil {
@@ -1125,7 +1193,7 @@ func (co *coordinator) check() {
 	}
 }
 
-// wait returns once every buyer delivered was answered, or ctx ends.
+// wait returns once every buyer that arrived was answered, or ctx ends.
 func (co *coordinator) wait(ctx context.Context) {
 	co.mu.Lock()
 	co.delivering = false
@@ -1148,7 +1216,6 @@ func (co *coordinator) finish() error {
 	co.mu.Lock()
 	co.finishing = true
 	co.mu.Unlock()
-	co.remeasure()
 	type end struct {
 		node  int
 		ended chan struct{}
@@ -1158,6 +1225,7 @@ func (co *coordinator) finish() error {
 		rn.mu.Lock()
 		if rn.link != nil && rn.ended != nil {
 			ends = append(ends, end{rn.n.id, rn.ended})
+			rn.toldEnd = co.r.now()
 			rn.link.Send(&nodeproto.Message{Kind: nodeproto.Stop})
 		}
 		rn.mu.Unlock()
@@ -1178,10 +1246,14 @@ func (co *coordinator) finish() error {
 	if len(late) > 0 {
 		co.mu.Lock()
 		if co.lost == nil {
-			co.lost = fmt.Errorf("%w: node %s did not end the sale within %v of its stop (dropped; its buyers in flight are recorded as pending)", ErrNodeMisbehaved, strings.Join(late, ", "), grace)
+			co.lost = fmt.Errorf("%w: node %s did not end the sale within %v of its stop (dropped; its buyers that may have begun are recorded as crashed)", ErrNodeMisbehaved, strings.Join(late, ", "), grace)
 		}
 		co.mu.Unlock()
 	}
+	// The clocks are measured again once the nodes ended the sale: told
+	// its end first, a node that keeps its buyers' schedule begins none
+	// after it.
+	co.remeasure()
 	co.close()
 	co.mu.Lock()
 	defer co.mu.Unlock()

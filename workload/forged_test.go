@@ -223,85 +223,182 @@ func TestSecondConnectionRefused(t *testing.T) {
 // plan does not allow is dropped and named, the run ends with an
 // infrastructure error and what was recorded; no panic.
 func TestNodeMisbehaves(t *testing.T) {
-	// Without faults each node keeps its buyers' schedule: node 0 of 2
-	// serves buyers 0, 2, 4 and 6, and sends what a case says of them
-	// once the sale has begun, at now, on the sale's clock.
+	// Node 0 of 2 serves buyers 0, 2, 4 and 6. Without faults it keeps
+	// their schedule, and sends what a case says of them once the sale has
+	// begun; under faults (an injector that injects nothing) the
+	// coordinator hands it each buyer, and it sends that once buyer 0 is
+	// handed to it. now is the sale's clock then.
+	type mode int
+	const (
+		both mode = iota
+		scheduled
+		handed
+	)
 	tests := []struct {
 		name string
+		mode mode
 		// ramp spreads the arrivals (0: all at FirstArrival).
 		ramp time.Duration
 		send func(now int64) []*nodeproto.Message
 		want string
 	}{
-		{"done of buyer 1<<30", 0, func(int64) []*nodeproto.Message {
+		{"done of buyer 1<<30", both, 0, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 1 << 30}}
 		}, "buyer 1073741824 is not one of node 0's"},
-		{"probe of buyer -7", 0, func(int64) []*nodeproto.Message {
+		{"probe of buyer -7", handed, 0, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Probe, Client: -7, Ops: []history.Op{{Client: -7}}}}
 		}, "buyer -7 is not one of node 0's"},
-		{"start of attempt 99", 0, func(now int64) []*nodeproto.Message {
+		{"a probe with no fault injected", scheduled, 0, func(now int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 0, T0: now}, {Kind: nodeproto.Probe, Client: 0}}
+		}, "a probe, with no fault injected"},
+		{"start of attempt 99", both, 0, func(now int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 0, Attempt: 99, T0: now}}
 		}, "attempt 99"},
-		{"a buyer of another node", 0, func(int64) []*nodeproto.Message {
+		{"a buyer of another node", both, 0, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 1}}
 		}, "not one of node 0's"},
-		{"records of another buyer", 0, func(int64) []*nodeproto.Message {
+		{"records of another buyer", both, 0, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 0, Ops: []history.Op{{Client: 2, Outcome: history.Sold}}}}
 		}, "a record of buyer"},
-		{"an instant years ahead", 0, func(int64) []*nodeproto.Message {
+		{"an instant years ahead", both, 0, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 0, Ops: []history.Op{{Client: 0, Start: int64(time.Hour) * 24 * 365, Outcome: history.Sold}}}}
 		}, "instant"},
-		{"a done twice", 0, func(now int64) []*nodeproto.Message {
-			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 0, T0: now}, {Kind: nodeproto.Done, Client: 0}, {Kind: nodeproto.Done, Client: 0}}
-		}, "which it was not serving"},
-		{"a start after its done", 0, func(now int64) []*nodeproto.Message {
+		{"a done twice", both, 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 0}, {Kind: nodeproto.Done, Client: 0}}
+		}, "done of buyer 0, which it was not serving"},
+		{"a start after its done", scheduled, 0, func(now int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 2}, {Kind: nodeproto.Start, Client: 2, T0: now}}
 		}, "start of buyer 2, which it had answered"},
 		// Over an hour's ramp, buyer 6 of 8 arrives 45 minutes in.
-		{"a start before its arrival", time.Hour, func(now int64) []*nodeproto.Message {
+		{"a start before its arrival", scheduled, time.Hour, func(now int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Start, Client: 6, T0: now}}
 		}, "start of buyer 6 at"},
-		{"a done before its arrival", time.Hour, func(int64) []*nodeproto.Message {
+		{"a done before its arrival", both, time.Hour, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Done, Client: 6}}
 		}, "done of buyer 6, which it was not serving"},
-		{"a setup, which only a coordinator sends", 0, func(int64) []*nodeproto.Message {
+		{"an end before it was told the sale's end", both, 0, func(int64) []*nodeproto.Message {
+			return []*nodeproto.Message{{Kind: nodeproto.End}}
+		}, "an end before it was told the sale's end"},
+		{"a setup, which only a coordinator sends", both, 0, func(int64) []*nodeproto.Message {
 			return []*nodeproto.Message{{Kind: nodeproto.Setup}}
 		}, "a setup, which a node never sends"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			secret := nodeproto.NewSecret()
-			addr, result := remoteRunWith(t, t.Context(), 2, secret, time.Minute, func(c *workload.Config) { c.Ramp = tt.ramp })
-			for i := range 2 {
-				node(t, t.Context(), addr, secret, i, func(l *nodeproto.Link, m *nodeproto.Message) {
-					if m.Kind == nodeproto.Stop {
-						l.Send(&nodeproto.Message{Kind: nodeproto.End})
-					}
-					if m.Kind != nodeproto.Go || i != 0 {
-						return
-					}
-					// Once the first buyers are due (FirstArrival).
-					for monoclock.Now()-m.T0 <= int64(workload.FirstArrival) {
-						time.Sleep(time.Millisecond)
-					}
-					for _, s := range tt.send(monoclock.Now() - m.T0) {
-						l.Send(s)
+		for _, m := range []mode{scheduled, handed} {
+			if tt.mode != both && tt.mode != m {
+				continue
+			}
+			name := map[mode]string{scheduled: "/without faults", handed: "/under faults"}[m]
+			t.Run(tt.name+name, func(t *testing.T) {
+				secret := nodeproto.NewSecret()
+				addr, result := remoteRunWith(t, t.Context(), 2, secret, time.Minute, func(c *workload.Config) {
+					c.Ramp = tt.ramp
+					if m == handed {
+						c.Injector = workload.NoFaults{}
 					}
 				})
+				for i := range 2 {
+					var base int64
+					node(t, t.Context(), addr, secret, i, func(l *nodeproto.Link, msg *nodeproto.Message) {
+						switch msg.Kind {
+						case nodeproto.Stop:
+							l.Send(&nodeproto.Message{Kind: nodeproto.End})
+							return
+						case nodeproto.Go:
+							base = msg.T0
+						}
+						if i != 0 || m == scheduled && msg.Kind != nodeproto.Go || m == handed && (msg.Kind != nodeproto.Buyer || msg.Client != 0) {
+							return
+						}
+						// Once the first buyers are due (FirstArrival).
+						for monoclock.Now()-base <= int64(workload.FirstArrival) {
+							time.Sleep(time.Millisecond)
+						}
+						for _, s := range tt.send(monoclock.Now() - base) {
+							l.Send(s)
+						}
+					})
+				}
+				res := <-result
+				if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !errors.Is(res.err, servers.ErrUnreachable) {
+					t.Fatalf("got %v, want the node dropped (ErrNodeMisbehaved, an infrastructure error)", res.err)
+				}
+				if msg := res.err.Error(); !strings.Contains(msg, "node 0 dropped") || !strings.Contains(msg, tt.want) {
+					t.Errorf("the error does not name node 0 and %q: %v", tt.want, res.err)
+				}
+				if res.h == nil || !res.h.Header.CutShort || res.h.Header.CutBy != history.CutServerLost {
+					t.Fatalf("what was recorded is not returned, cut short by the node's loss: %+v", res.h)
+				}
+				for _, op := range res.h.Ops {
+					if op.Outcome == history.Sold {
+						t.Errorf("a sale nobody made is in the history: %+v", op)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestNodeBeforeTheSale: a node reports nothing of its buyers before the
+// sale begins on it, and one lost then crashes none of them. Node 0 says
+// it is ready, then sends a done of its buyer 0 or ends, while node 1 has
+// not dialed in yet: the run ends with an error naming node 0, and never
+// hangs.
+func TestNodeBeforeTheSale(t *testing.T) {
+	tests := []struct {
+		name string
+		then func(l *nodeproto.Link)
+		want error
+		text string
+	}{
+		{"a done", func(l *nodeproto.Link) { l.Send(&nodeproto.Message{Kind: nodeproto.Done, Client: 0}) }, workload.ErrNodeMisbehaved, "a done before the sale"},
+		{"its process ends", func(l *nodeproto.Link) { l.Close() }, servers.ErrUnreachable, "node 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := nodeproto.NewSecret()
+			addr, result := remoteRun(t, t.Context(), 2, secret, time.Minute)
+			readied := make(chan struct{})
+			conn := dial(t, t.Context(), addr)
+			l, err := nodeproto.Connect(t.Context(), conn, secret, &nodeproto.Message{Kind: nodeproto.Hello, Node: 0})
+			if err != nil {
+				t.Fatal(err)
 			}
+			t.Cleanup(l.Close)
+			go func() {
+				for {
+					m, err := l.Recv()
+					if err != nil {
+						return
+					}
+					switch m.Kind {
+					case nodeproto.Ping:
+						l.Send(&nodeproto.Message{Kind: nodeproto.Pong, ID: m.ID, T1: monoclock.Now()})
+					case nodeproto.Setup:
+						l.Send(&nodeproto.Message{Kind: nodeproto.Ready})
+						tt.then(l)
+						close(readied)
+					case nodeproto.Stop:
+						l.Send(&nodeproto.Message{Kind: nodeproto.End})
+					}
+				}
+			}()
+			<-readied
+			// Node 1 dials in only once node 0's report or loss was sent.
+			node(t, t.Context(), addr, secret, 1, func(l *nodeproto.Link, m *nodeproto.Message) {
+				if m.Kind == nodeproto.Stop {
+					l.Send(&nodeproto.Message{Kind: nodeproto.End})
+				}
+			})
 			res := <-result
-			if !errors.Is(res.err, workload.ErrNodeMisbehaved) || !errors.Is(res.err, servers.ErrUnreachable) {
-				t.Fatalf("got %v, want the node dropped (ErrNodeMisbehaved, an infrastructure error)", res.err)
+			if !errors.Is(res.err, tt.want) || !strings.Contains(res.err.Error(), tt.text) {
+				t.Fatalf("got %v, want %v naming %q", res.err, tt.want, tt.text)
 			}
-			if msg := res.err.Error(); !strings.Contains(msg, "node 0 dropped") || !strings.Contains(msg, tt.want) {
-				t.Errorf("the error does not name node 0 and %q: %v", tt.want, res.err)
-			}
-			if res.h == nil || !res.h.Header.CutShort || res.h.Header.CutBy != history.CutServerLost {
-				t.Fatalf("what was recorded is not returned, cut short by the node's loss: %+v", res.h)
-			}
-			for _, op := range res.h.Ops {
-				if op.Outcome == history.Sold {
-					t.Errorf("a sale nobody made is in the history: %+v", op)
+			if res.h != nil {
+				for _, op := range res.h.Ops {
+					if op.Start != 0 || op.Outcome != history.Pending {
+						t.Errorf("a buyer of a sale that never began was recorded: %+v", op)
+					}
 				}
 			}
 		})
@@ -327,7 +424,9 @@ func TestNodeNeverStops(t *testing.T) {
 			secret := nodeproto.NewSecret()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			addr, result := remoteRun(t, ctx, 2, secret, tt.timeout)
+			// Buyers 0 to 7 arrive 10 s apart, from 1 ms on: buyer 1 is
+			// due before the nodes are dropped (one grace, 12 s).
+			addr, result := remoteRunWith(t, ctx, 2, secret, tt.timeout, func(c *workload.Config) { c.Ramp = 80 * time.Second })
 			begun := make(chan struct{}, 2)
 			for i := range 2 {
 				node(t, t.Context(), addr, secret, i, func(_ *nodeproto.Link, m *nodeproto.Message) {
@@ -346,6 +445,19 @@ func TestNodeNeverStops(t *testing.T) {
 			}
 			if res.h == nil || res.h.Header.CutBy != tt.cut {
 				t.Fatalf("the history recorded is not returned, cut by %q: %+v", tt.cut, res.h)
+			}
+			// The nodes kept their buyers' schedule and were told the
+			// sale's end within a second: buyer 0 may have begun, and is
+			// crashed; those due seconds after the end, when the nodes
+			// were dropped, cannot have, and are not.
+			crashed := map[int32]bool{}
+			for _, op := range res.h.Ops {
+				if op.Outcome == history.Crashed {
+					crashed[op.Client] = true
+				}
+			}
+			if !crashed[0] || len(crashed) != 1 {
+				t.Errorf("buyers recorded crashed: %v, want buyer 0 alone", crashed)
 			}
 		})
 	}
@@ -471,7 +583,7 @@ func TestNodeStopsReading(t *testing.T) {
 		// Under faults the coordinator hands each buyer to its node
 		// (without, the node keeps the schedule and is sent nothing
 		// until the stop, which TestNodeNeverStops covers).
-		c.Injector = noFaults{}
+		c.Injector = workload.NoFaults{}
 	})
 	small := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var err error
@@ -491,11 +603,3 @@ func TestNodeStopsReading(t *testing.T) {
 		t.Fatalf("what was recorded is not returned, cut short: %+v", res.h)
 	}
 }
-
-// noFaults is an injector that injects nothing: a sale under it runs as
-// one under faults does (probes, acknowledged starts, each buyer handed
-// to its node).
-type noFaults struct{}
-
-func (noFaults) Probe(context.Context, *workload.Controls, workload.Site) error { return nil }
-func (noFaults) Run(context.Context, *workload.Controls)                        {}

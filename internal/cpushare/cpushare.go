@@ -161,10 +161,11 @@ func (s *Share) Observe(others float64, ok bool) {
 // processes' ready tasks, as Observe takes them), PrimeInterval apart,
 // so that a process begins its sale on the share the machine allows,
 // rather than on every CPU until its monitor's samples fill a window
-// (see docs/measurements.md: two nodes and their coordinator on every
-// CPU each sold at two thirds of the rate of the same processes on
-// their share). It takes Window × PrimeInterval; the monitor's samples
-// go on from its window.
+// (0.4 s): so, two process nodes and their coordinator sold at 0.7 of
+// the rate of the rest of the sale in its first second, and as fast on
+// their share from the start (docs/measurements.md, "Process nodes keep
+// their buyers' schedule"). It takes (Window-1) × PrimeInterval; the
+// monitor's samples go on from its window.
 func (s *Share) Prime(sample func() (others float64, ok bool)) {
 	if s == nil {
 		return
