@@ -160,6 +160,9 @@ type remoteNode struct {
 	mu   sync.Mutex
 	proc Process
 	link *nodeproto.Link
+	// readEnd is closed once the incarnation's link was read to its end
+	// and what went with it recorded (gone).
+	readEnd <-chan struct{}
 	// live is true while the node's incarnation runs the sale; joined
 	// once any incarnation was sent the sale's start (join).
 	live, joined bool
@@ -406,7 +409,11 @@ func (rn *remoteNode) incarnate(ctx context.Context, h hello) error {
 	// the node's, not as an incarnation that never joined.
 	settled := make(chan struct{})
 	defer close(settled)
-	co.r.goSafe(func() { rn.read(l, proc, replies, settled) })
+	readEnd := make(chan struct{})
+	co.r.goSafe(func() {
+		defer close(readEnd)
+		rn.read(l, proc, replies, settled)
+	})
 	offset, eps, err := measureClock(ctx, l)
 	if err != nil {
 		proc.Close()
@@ -438,7 +445,7 @@ func (rn *remoteNode) incarnate(ctx context.Context, h hello) error {
 		return context.Cause(ctx)
 	}
 	rn.mu.Lock()
-	rn.proc, rn.link, rn.offset, rn.eps = proc, l, offset, eps
+	rn.proc, rn.link, rn.offset, rn.eps, rn.readEnd = proc, l, offset, eps, readEnd
 	rn.killed, rn.ended = false, make(chan struct{})
 	running := co.r.base != 0
 	if running {
@@ -954,9 +961,11 @@ func (rn *remoteNode) gone(l *nodeproto.Link, proc Process) {
 }
 
 // lost ends the node's incarnation whose link was l, if it is the
-// current one, and records its buyers in flight that had begun an attempt
-// as crashed (see gone); it reports whether l was the current
-// incarnation's, whether a fault killed it, and how many buyers crashed.
+// current one, and records as crashed its buyers in flight that had begun
+// an attempt and, when it kept its buyers' schedule, those it had not
+// reported that may have begun (see gone); it reports whether l was the
+// current incarnation's, whether a fault killed it, and how many buyers
+// crashed.
 func (rn *remoteNode) lost(l *nodeproto.Link) (current, killed bool, crashed int) {
 	co, r := rn.co, rn.co.r
 	rn.mu.Lock()
@@ -964,7 +973,10 @@ func (rn *remoteNode) lost(l *nodeproto.Link) (current, killed bool, crashed int
 	if rn.link != l {
 		return false, false, 0
 	}
-	rn.live = false
+	// Nothing goes to the incarnation any more; one a kill ended is
+	// replaced by the next (incarnate), one lost on its own is not
+	// joined to a sale that has yet to begin (start).
+	rn.link, rn.live = nil, false
 	// A node that sent its end (which it does only once told the sale's
 	// end) had sent every report before it.
 	whole := rn.ended == nil
@@ -974,7 +986,7 @@ func (rn *remoteNode) lost(l *nodeproto.Link) (current, killed bool, crashed int
 	}
 	killed = rn.killed
 	at := rn.crashAt
-	if !killed {
+	if !killed && rn.joined { // before the sale, nothing of it is recorded
 		at = r.now()
 	}
 	for c, f := range rn.inflight {
@@ -1276,6 +1288,9 @@ func (co *coordinator) close() {
 	var wg sync.WaitGroup
 	for _, rn := range co.nodes {
 		l, proc, _ := rn.current()
+		rn.mu.Lock()
+		readEnd := rn.readEnd
+		rn.mu.Unlock()
 		wg.Add(1)
 		co.r.goGroup(&wg, func() {
 			if l != nil {
@@ -1285,6 +1300,12 @@ func (co *coordinator) close() {
 				proc.Continue()
 				rn.stopEnded()
 				proc.Close()
+			}
+			// What went with the link (a node that did not end the
+			// sale: its buyers that may have begun, recorded crashed) is
+			// in the history before it is made.
+			if readEnd != nil {
+				<-readEnd
 			}
 		})
 	}

@@ -578,8 +578,11 @@ func TestClockMeasured(t *testing.T) {
 // buyers, not a million.
 func TestNodeStopsReading(t *testing.T) {
 	secret := nodeproto.NewSecret()
-	addr, result := remoteRunWith(t, t.Context(), 1, secret, time.Second, func(c *workload.Config) {
-		c.Clients, c.Stock, c.Attempts, c.Ramp = 60000, 10, 1, 0
+	// Every buyer is due at once, and the sale lasts long enough for
+	// the coordinator to fill the queue under the race detector on a
+	// busy machine (at 60,000 buyers and a second, it once had not).
+	addr, result := remoteRunWith(t, t.Context(), 1, secret, 3*time.Second, func(c *workload.Config) {
+		c.Clients, c.Stock, c.Attempts, c.Ramp = 200000, 10, 1, 0
 		// Under faults the coordinator hands each buyer to its node
 		// (without, the node keeps the schedule and is sent nothing
 		// until the stop, which TestNodeNeverStops covers).
