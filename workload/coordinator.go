@@ -212,9 +212,6 @@ type inflight struct {
 	cancel  context.CancelCauseFunc
 	attempt int16
 	start   int64
-	// delivered is when the buyer was handed to the node (without
-	// faults, its scheduled arrival): no attempt of its began before.
-	delivered int64
 	// parked is true while a probe of the buyer's waits for its answer:
 	// the buyer stands still at it, and its records, as that probe
 	// reported them, are current.
@@ -842,7 +839,7 @@ func (rn *remoteNode) instant(what string, c int32, t int64) error {
 func (rn *remoteNode) begin(c int32, attempt int16, t0 int64) bool {
 	f := rn.inflight[c]
 	if f == nil && rn.co.scheduled() && !rn.finished[rn.index(c)] {
-		f = &inflight{attempt: attempt, delivered: rn.co.r.arrival(int(c))}
+		f = &inflight{attempt: attempt}
 		rn.inflight[c] = f
 	}
 	if f == nil || rn.killed {
@@ -991,12 +988,6 @@ func (rn *remoteNode) lost(l *nodeproto.Link) (current, killed bool, crashed int
 	}
 	for c, f := range rn.inflight {
 		attempt, start := f.attempt, f.start
-		if attempt < 0 && !killed && !co.acked() {
-			// Its start, sent unanswered, may have been lost with the
-			// node: it may have begun, at the earliest when delivered.
-			attempt, start = 0, f.delivered
-			rn.unstarted--
-		}
 		if attempt < 0 {
 			continue
 		}
@@ -1124,12 +1115,12 @@ func (co *coordinator) acked() bool { return co.r.cfg.Injector != nil }
 // protocol.
 func (co *coordinator) scheduled() bool { return !co.acked() }
 
-// expect counts k more buyers arrived, which their nodes hand to
-// themselves (scheduled): the sale is over once they are answered too.
-// A node may report one before the coordinator counts it.
-func (co *coordinator) expect(k int) {
+// arrived counts one more buyer arrived, delivered or handed out by its
+// node itself (scheduled): the sale is over once it is answered too. A
+// node that keeps the schedule may report one before it is counted.
+func (co *coordinator) arrived() {
 	co.mu.Lock()
-	co.outstanding += k
+	co.outstanding++
 	co.mu.Unlock()
 }
 
@@ -1149,12 +1140,10 @@ func (co *coordinator) deliver(ctx context.Context, c int32) {
 	rn := co.nodes[int(c)%len(co.nodes)]
 	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, clientKey{}, c))
 	co.r.kill[co.r.slot(c)].Store(&cancel)
-	co.mu.Lock()
-	co.outstanding++
-	co.mu.Unlock()
+	co.arrived()
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1, delivered: co.r.now()}
+	rn.inflight[c] = &inflight{ctx: cctx, cancel: cancel, attempt: -1}
 	rn.unstarted++
 	if !rn.live {
 		return

@@ -655,7 +655,7 @@ func (r *run) drive(ctx context.Context) (cutShort bool) {
 			r.serve(ctx, r.nodes[int(c)%r.cfg.Nodes], c, &clients)
 		})
 	case r.coord.scheduled():
-		r.arrive(ctx, 0, 1, tallyGrain, func(int32, time.Duration) { r.coord.expect(1) })
+		r.arrive(ctx, 0, 1, tallyGrain, func(int32, time.Duration) { r.coord.arrived() })
 	default:
 		r.arrive(ctx, 0, 1, 0, func(c int32, late time.Duration) {
 			r.health.Lag(late)
